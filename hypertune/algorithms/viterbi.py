@@ -1,0 +1,69 @@
+"""The best derivation: inside in a selective semiring, keeping the winning in-edge of every node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hypertune.algorithms import compiled
+from hypertune.algorithms.inside_outside import Engine, _check_length, _use_kernel
+from hypertune.hypergraph import Derivation, Hypergraph
+from hypertune.semirings import Semiring, TropicalSemiring
+from hypertune.weights import Weights
+
+
+def best_derivation(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any],
+                    engine: Engine = "auto") -> tuple[Any, Derivation]:
+    """The best derivation under a selective semiring (⊕ picks one of its arguments) and its value.
+
+    Same recursion as inside, but each node remembers which in-edge won ⊕ (the first among ties).
+    """
+    if not semiring.selective:
+        raise ValueError(f"best-derivation search needs a selective semiring (a ⊕ b ∈ {{a, b}}); {semiring!r} is not")
+    _check_length(hg, edge_values)
+    if isinstance(semiring, TropicalSemiring) and _use_kernel(semiring, edge_values, engine):
+        best, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails,
+                                                  np.ascontiguousarray(edge_values, dtype=np.float64))
+        return float(best[hg.goal]), hg.derivation_from_backpointers(best_edge)
+    beta: list[Any] = [semiring.zero] * hg.num_nodes
+    best_edge = np.full(hg.num_nodes, -1, dtype=np.int64)
+    for v in range(hg.num_nodes):
+        for e in hg.in_edges(v):
+            value = edge_values[e]
+            for u in hg.edge_tails(e):
+                value = semiring.times(value, beta[u])
+            if best_edge[v] < 0 or not semiring.equal(semiring.plus(beta[v], value), beta[v], 0.0):
+                beta[v], best_edge[v] = value, e
+    return beta[hg.goal], hg.derivation_from_backpointers(best_edge)
+
+
+@dataclass(frozen=True)
+class ScoredDerivation:
+    """A derivation with its model score, target words and feature vector (named)."""
+
+    score: float
+    derivation: Derivation
+    words: list[str]
+    features: dict[str, float]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+def describe_derivation(hg: Hypergraph, derivation: Derivation, score: float) -> ScoredDerivation:
+    """Attach yield and features to a derivation."""
+    vector = hg.derivation_features(derivation)
+    names = hg.feature_space.names
+    features = {names[i]: float(vector[i]) for i in np.flatnonzero(vector)}
+    return ScoredDerivation(float(score), derivation, hg.derivation_words(derivation), features)
+
+
+def viterbi(hg: Hypergraph, weights: Weights) -> ScoredDerivation:
+    """The model-best derivation argmax_d w · f(d), with its yield, features and score."""
+    scores = weights.edge_scores(hg)
+    score, derivation = best_derivation(hg, TropicalSemiring(), scores)
+    return describe_derivation(hg, derivation, score)

@@ -1,0 +1,28 @@
+"""Exceptions raised by hypertune. The CLI turns them into one-line messages and exit codes."""
+
+from __future__ import annotations
+
+
+class HypertuneError(Exception):
+    """Base class of every error hypertune raises on purpose."""
+
+
+class GraphError(HypertuneError, ValueError):
+    """A hypergraph violates a structural rule (cycle, dangling id, empty, ...)."""
+
+
+class InputError(HypertuneError, ValueError):
+    """Malformed input data; names the file and line and says what was expected."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = message
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+
+
+class UsageError(HypertuneError, ValueError):
+    """Arguments that do not fit together (bad option values, missing inputs)."""
