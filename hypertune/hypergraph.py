@@ -97,7 +97,10 @@ class Hypergraph:
             raise GraphError("empty hypergraph: it needs at least one node and one edge")
         if self.tail_offsets.shape != (e + 1,) or self.target_offsets.shape != (e + 1,):
             raise GraphError("tail_offsets and target_offsets need one entry per edge plus one")
-        for name, offsets, flat in (("tail", self.tail_offsets, self.tails), ("target", self.target_offsets, self.target)):
+        for name, offsets, flat in (
+            ("tail", self.tail_offsets, self.tails),
+            ("target", self.target_offsets, self.target),
+        ):
             if offsets[0] != 0 or offsets[-1] != flat.size or np.any(np.diff(offsets) < 0):
                 raise GraphError(f"{name}_offsets must rise from 0 to {flat.size}")
         if self.features.shape[0] != e:
@@ -123,7 +126,9 @@ class Hypergraph:
                 "nodes must be in topological order (a cycle, or an unsorted graph: use HypergraphBuilder)"
             )
         if not np.all(np.isfinite(self.features.data)):
-            row = int(np.searchsorted(self.features.indptr, np.flatnonzero(~np.isfinite(self.features.data))[0], "right"))
+            row = int(
+                np.searchsorted(self.features.indptr, np.flatnonzero(~np.isfinite(self.features.data))[0], "right")
+            )
             raise GraphError(f"edge {row - 1}: feature values must be finite (found NaN or infinity)")
         arity_of_token = np.repeat(np.diff(self.tail_offsets), np.diff(self.target_offsets))
         bad = np.flatnonzero((self.target >= len(self.vocabulary)) | (-self.target > arity_of_token))
@@ -174,7 +179,9 @@ class Hypergraph:
         width = len(self.feature_space) if width is None else width
         if self.features.shape[1] == width:
             return self.features
-        return sp.csr_matrix((self.features.data, self.features.indices, self.features.indptr), shape=(self.num_edges, width))
+        return sp.csr_matrix(
+            (self.features.data, self.features.indices, self.features.indptr), shape=(self.num_edges, width)
+        )
 
     # ------------------------------------------------------------------ derivations
     def derivation_yield(self, derivation: Derivation) -> list[int]:
@@ -252,8 +259,9 @@ class Hypergraph:
             graph.add_nodes_from(range(self.num_nodes))
             for e in range(1, self.num_edges):
                 words = [self.vocabulary.word(int(t)) for t in self.edge_target(e) if t >= 0]
-                graph.add_edge(int(self.edge_tails(e)[0]), int(self.head[e]), key=e, words=words,
-                               features=self.edge_features(e))
+                graph.add_edge(
+                    int(self.edge_tails(e)[0]), int(self.head[e]), key=e, words=words, features=self.edge_features(e)
+                )
             return graph
         graph = nx.DiGraph(goal=self.goal)
         for v in range(self.num_nodes):
@@ -272,8 +280,19 @@ class Hypergraph:
 
     def with_features(self, features: sp.csr_matrix) -> Hypergraph:
         """The same graph with another feature matrix (same number of rows)."""
-        return Hypergraph(self.num_nodes, self.head, self.tail_offsets, self.tails, features, self.target_offsets,
-                          self.target, self.feature_space, self.vocabulary, self.node_labels, dict(self.metadata))
+        return Hypergraph(
+            self.num_nodes,
+            self.head,
+            self.tail_offsets,
+            self.tails,
+            features,
+            self.target_offsets,
+            self.target,
+            self.feature_space,
+            self.vocabulary,
+            self.node_labels,
+            dict(self.metadata),
+        )
 
     def subgraph(self, keep_edges: np.ndarray) -> Hypergraph:
         """The graph restricted to the edges in the boolean mask ``keep_edges`` and to the nodes they reach
@@ -286,6 +305,7 @@ class Hypergraph:
 
 
 # ---------------------------------------------------------------------- trimming
+
 
 def useful_edges(hg_arrays: Hypergraph | _Arrays, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Edges and nodes that lie on some derivation of the goal, using only edges in ``keep``.
@@ -358,6 +378,7 @@ class _Arrays:
 
 # ---------------------------------------------------------------------- building
 
+
 class HypergraphBuilder:
     """Collects nodes and edges in any order and builds a validated :class:`Hypergraph`.
 
@@ -395,8 +416,9 @@ class HypergraphBuilder:
         self._labels.extend([None] * count)
         return range(start, start + count)
 
-    def add_edge(self, head: int, tails: Sequence[int] = (), features: FeatureInput = None,
-                 target: TargetInput = None) -> int:
+    def add_edge(
+        self, head: int, tails: Sequence[int] = (), features: FeatureInput = None, target: TargetInput = None
+    ) -> int:
         """Add an edge; returns its index in insertion order.
 
         ``features``: a mapping or pairs of name and value (repeated names add up).
@@ -439,7 +461,9 @@ class HypergraphBuilder:
             tokens.append(-(tail + 1))
         return tokens
 
-    def build(self, goal: int | None = None, *, trim_graph: bool = False, metadata: dict[str, Any] | None = None) -> Hypergraph:
+    def build(
+        self, goal: int | None = None, *, trim_graph: bool = False, metadata: dict[str, Any] | None = None
+    ) -> Hypergraph:
         """Sort nodes topologically (goal last), group edges by head and validate.
 
         ``trim_graph=True`` drops nodes and edges that are not on any derivation of the goal instead of
@@ -469,20 +493,41 @@ class HypergraphBuilder:
         target_offsets = np.concatenate(([0], np.cumsum(self._target_lengths))).astype(np.int64)
         feature_offsets = np.concatenate(([0], np.cumsum(self._feature_counts))).astype(np.int64)
         features = sp.csr_matrix(
-            (np.asarray(self._feature_values, dtype=np.float64), np.asarray(self._feature_columns, dtype=np.int64),
-             feature_offsets), shape=(len(self._head), len(self.feature_space)))[edge_order]
+            (
+                np.asarray(self._feature_values, dtype=np.float64),
+                np.asarray(self._feature_columns, dtype=np.int64),
+                feature_offsets,
+            ),
+            shape=(len(self._head), len(self.feature_space)),
+        )[edge_order]
         arrays = _Arrays(
-            n, new_head[edge_order], np.concatenate(([0], np.cumsum(arity[edge_order]))),
-            new_id[tails[_flat_ranges(tail_offsets, edge_order)]], features,
+            n,
+            new_head[edge_order],
+            np.concatenate(([0], np.cumsum(arity[edge_order]))),
+            new_id[tails[_flat_ranges(tail_offsets, edge_order)]],
+            features,
             np.concatenate(([0], np.cumsum(np.diff(target_offsets)[edge_order]))),
-            target[_flat_ranges(target_offsets, edge_order)], self.feature_space, self.vocabulary,
-            [self._labels[v] or "" for v in order] if any(self._labels) else None, dict(metadata or {}),
+            target[_flat_ranges(target_offsets, edge_order)],
+            self.feature_space,
+            self.vocabulary,
+            [self._labels[v] or "" for v in order] if any(self._labels) else None,
+            dict(metadata or {}),
         )
         if trim_graph:
             return trim(arrays)
-        return Hypergraph(arrays.num_nodes, arrays.head, arrays.tail_offsets, arrays.tails, arrays.features,
-                          arrays.target_offsets, arrays.target, arrays.feature_space, arrays.vocabulary,
-                          arrays.node_labels, arrays.metadata)
+        return Hypergraph(
+            arrays.num_nodes,
+            arrays.head,
+            arrays.tail_offsets,
+            arrays.tails,
+            arrays.features,
+            arrays.target_offsets,
+            arrays.target,
+            arrays.feature_space,
+            arrays.vocabulary,
+            arrays.node_labels,
+            arrays.metadata,
+        )
 
 
 def _topological_order(n: int, head: np.ndarray, tail_offsets: np.ndarray, tails: np.ndarray, goal: int) -> np.ndarray:
@@ -512,7 +557,9 @@ def _topological_order(n: int, head: np.ndarray, tail_offsets: np.ndarray, tails
                 ready.append(int(w))
     if len(order) != n - 1 or indegree[goal] != 0:
         stuck = np.flatnonzero(indegree > 0)
-        raise GraphError(f"the graph has a cycle through node {_cycle_from(int(stuck[0]), tails, tail_heads, indegree)}")
+        raise GraphError(
+            f"the graph has a cycle through node {_cycle_from(int(stuck[0]), tails, tail_heads, indegree)}"
+        )
     order.append(goal)
     return np.asarray(order, dtype=np.int64)
 
@@ -529,16 +576,20 @@ def _cycle_from(start: int, tails: np.ndarray, tail_heads: np.ndarray, indegree:
         path.append(v)
         v = predecessor[v]
     if v in seen:
-        cycle = path[seen[v]:][::-1]
+        cycle = path[seen[v] :][::-1]
         return " -> ".join(map(str, [*cycle, cycle[0]]))
     return str(start)
 
 
 # ---------------------------------------------------------------------- convenience constructors
 
-def from_kbest(hypotheses: Iterable[tuple[str | Sequence[str], FeatureInput]],
-               feature_space: FeatureSpace | None = None, vocabulary: Vocabulary | None = None,
-               metadata: dict[str, Any] | None = None) -> Hypergraph:
+
+def from_kbest(
+    hypotheses: Iterable[tuple[str | Sequence[str], FeatureInput]],
+    feature_space: FeatureSpace | None = None,
+    vocabulary: Vocabulary | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Hypergraph:
     """A k-best list as a degenerate lattice: start node 0 (with its axiom), goal node 1, and one edge
     per hypothesis from start to goal, in list order (hypothesis ``i`` is edge ``i + 1``)."""
     builder = HypergraphBuilder(feature_space, vocabulary)
@@ -552,8 +603,13 @@ def from_kbest(hypotheses: Iterable[tuple[str | Sequence[str], FeatureInput]],
     return builder.build(goal, metadata=metadata)
 
 
-def from_networkx(graph: Any, feature_space: FeatureSpace | None = None, vocabulary: Vocabulary | None = None,
-                  words: str = "words", features: str = "features") -> Hypergraph:
+def from_networkx(
+    graph: Any,
+    feature_space: FeatureSpace | None = None,
+    vocabulary: Vocabulary | None = None,
+    words: str = "words",
+    features: str = "features",
+) -> Hypergraph:
     """A lattice from a networkx (Multi)DiGraph: arcs carry ``words`` (a string or list) and ``features``
     (a mapping) attributes. The start is the only node without incoming arcs; the goal the only node
     without outgoing arcs (if there are several, a new goal joins them with empty arcs)."""
@@ -582,4 +638,3 @@ def from_networkx(graph: Any, feature_space: FeatureSpace | None = None, vocabul
         for v in finals:
             builder.add_edge(goal, [index[v]], None, [0])
     return builder.build(goal)
-

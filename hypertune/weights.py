@@ -74,4 +74,6 @@ class Weights(MutableMapping[str, float]):
         from hypertune.algorithms.compiled import csr_matvec
 
         features = hg.features
-        return csr_matvec(features.indptr, features.indices, features.data, self.vector(hg.feature_space, features.shape[1]))
+        return csr_matvec(
+            features.indptr, features.indices, features.data, self.vector(hg.feature_space, features.shape[1])
+        )

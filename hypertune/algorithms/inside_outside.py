@@ -33,8 +33,9 @@ def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engin
         if semiring.kernel == "expectation":
             p, r = compiled.expectation_inside(hg.node_offsets, hg.tail_offsets, hg.tails, edge_values.p, edge_values.r)
             return ExpectationValues(p, r)
-        return compiled.scalar_inside(compiled.MODES[semiring.kernel], hg.node_offsets, hg.tail_offsets, hg.tails,
-                                      _as_float_array(edge_values))
+        return compiled.scalar_inside(
+            compiled.MODES[semiring.kernel], hg.node_offsets, hg.tail_offsets, hg.tails, _as_float_array(edge_values)
+        )
     beta = [semiring.zero] * hg.num_nodes
     for v in range(hg.num_nodes):
         total = semiring.zero
@@ -47,8 +48,13 @@ def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engin
     return beta
 
 
-def outside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], inside_values: Sequence[Any] | None = None,
-            engine: Engine = "auto") -> list[Any] | np.ndarray:
+def outside(
+    hg: Hypergraph,
+    semiring: Semiring,
+    edge_values: Sequence[Any],
+    inside_values: Sequence[Any] | None = None,
+    engine: Engine = "auto",
+) -> list[Any] | np.ndarray:
     """Outside values α(v): the semiring sum over the goal's derivations with a hole at ``v``.
 
     α(goal) = one;  α(u) = ⊕_{e: u ∈ tails(e)} α(head(e)) ⊗ k_e ⊗ ⊗_{w ∈ tails(e), w ≠ u} β(w).
@@ -58,8 +64,14 @@ def outside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], insi
         raise ValueError(f"outside needs a commutative semiring; {semiring!r} is not")
     beta = inside(hg, semiring, edge_values, engine) if inside_values is None else inside_values
     if _use_kernel(semiring, edge_values, engine) and semiring.kernel != "expectation":
-        return compiled.scalar_outside(compiled.MODES[semiring.kernel], hg.head, hg.tail_offsets, hg.tails,
-                                       _as_float_array(edge_values), np.asarray(beta, dtype=np.float64))
+        return compiled.scalar_outside(
+            compiled.MODES[semiring.kernel],
+            hg.head,
+            hg.tail_offsets,
+            hg.tails,
+            _as_float_array(edge_values),
+            np.asarray(beta, dtype=np.float64),
+        )
     alpha = [semiring.zero] * hg.num_nodes
     alpha[hg.goal] = semiring.one
     for v in reversed(range(hg.num_nodes)):
@@ -74,12 +86,22 @@ def outside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], insi
     return alpha
 
 
-def edge_inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], inside_values: Sequence[Any],
-                engine: Engine = "auto") -> list[Any] | np.ndarray:
+def edge_inside(
+    hg: Hypergraph,
+    semiring: Semiring,
+    edge_values: Sequence[Any],
+    inside_values: Sequence[Any],
+    engine: Engine = "auto",
+) -> list[Any] | np.ndarray:
     """k_e ⊗ β(tail_1) ⊗ ... for every edge: the part of its head's inside value that comes through ``e``."""
     if _use_kernel(semiring, edge_values, engine) and semiring.kernel != "expectation":
-        return compiled.edge_inside(compiled.MODES[semiring.kernel], hg.tail_offsets, hg.tails,
-                                    _as_float_array(edge_values), np.asarray(inside_values, dtype=np.float64))
+        return compiled.edge_inside(
+            compiled.MODES[semiring.kernel],
+            hg.tail_offsets,
+            hg.tails,
+            _as_float_array(edge_values),
+            np.asarray(inside_values, dtype=np.float64),
+        )
     out = []
     for e in range(hg.num_edges):
         value = edge_values[e]
@@ -95,6 +117,7 @@ def count_derivations(hg: Hypergraph) -> int:
 
 
 # ---------------------------------------------------------------------- dispatch helpers
+
 
 def _use_kernel(semiring: Semiring, edge_values: Sequence[Any], engine: Engine) -> bool:
     if engine == "generic":

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import heapq
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -83,7 +82,7 @@ class LazyKBest:
 
     def _push_successors(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> None:
         for i in range(len(ranks)):
-            self._push(state, e, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1:])
+            self._push(state, e, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1 :])
 
     def _yield_of(self, e: int, ranks: tuple[int, ...]) -> tuple[int, ...]:
         tails = self.hg.edge_tails(e)

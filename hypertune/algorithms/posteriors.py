@@ -26,7 +26,9 @@ def log_partition(hg: Hypergraph, weights: Weights, engine: Engine = "auto") -> 
     return float(inside(hg, LogSemiring(), weights.edge_scores(hg), engine)[hg.goal])
 
 
-def log_inside_outside(hg: Hypergraph, weights: Weights, engine: Engine = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def log_inside_outside(
+    hg: Hypergraph, weights: Weights, engine: Engine = "auto"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Edge scores, log inside and log outside of every node."""
     semiring = LogSemiring()
     scores = weights.edge_scores(hg)
@@ -48,8 +50,9 @@ def node_marginals(hg: Hypergraph, weights: Weights, engine: Engine = "auto") ->
     return np.exp(alpha + beta - beta[hg.goal])
 
 
-def feature_expectations(hg: Hypergraph, weights: Weights, engine: Engine = "auto",
-                         method: Method = "posterior") -> np.ndarray:
+def feature_expectations(
+    hg: Hypergraph, weights: Weights, engine: Engine = "auto", method: Method = "posterior"
+) -> np.ndarray:
     """E_p[f(d)] over the whole feature space: the gradient of log Z with respect to the (scaled) weights.
 
     ``method="posterior"``: Σ_e p(e) f_e (stable on any graph). ``method="expectation"``: the inside value

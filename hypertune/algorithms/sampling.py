@@ -16,8 +16,9 @@ from hypertune.semirings import LogSemiring
 from hypertune.weights import Weights
 
 
-def sample(hg: Hypergraph, weights: Weights, n: int, random_state: int | np.random.Generator | None = None
-           ) -> list[ScoredDerivation]:
+def sample(
+    hg: Hypergraph, weights: Weights, n: int, random_state: int | np.random.Generator | None = None
+) -> list[ScoredDerivation]:
     """``n`` independent derivations drawn from p(d); the same seed gives the same samples."""
     rng = np.random.default_rng(random_state)
     semiring = LogSemiring()
@@ -33,7 +34,9 @@ def sample(hg: Hypergraph, weights: Weights, n: int, random_state: int | np.rand
     return draws
 
 
-def _draw(hg: Hypergraph, node: int, rng: np.random.Generator, cumulative: np.ndarray, offsets: np.ndarray) -> Derivation:
+def _draw(
+    hg: Hypergraph, node: int, rng: np.random.Generator, cumulative: np.ndarray, offsets: np.ndarray
+) -> Derivation:
     first, last = int(offsets[node]), int(offsets[node + 1])
     before = cumulative[first - 1] if first else 0.0
     point = before + rng.random() * (cumulative[last - 1] - before)

@@ -15,8 +15,9 @@ from hypertune.semirings import Semiring, TropicalSemiring
 from hypertune.weights import Weights
 
 
-def best_derivation(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any],
-                    engine: Engine = "auto") -> tuple[Any, Derivation]:
+def best_derivation(
+    hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engine: Engine = "auto"
+) -> tuple[Any, Derivation]:
     """The best derivation under a selective semiring (⊕ picks one of its arguments) and its value.
 
     Same recursion as inside, but each node remembers which in-edge won ⊕ (the first among ties).
@@ -25,8 +26,9 @@ def best_derivation(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[An
         raise ValueError(f"best-derivation search needs a selective semiring (a ⊕ b ∈ {{a, b}}); {semiring!r} is not")
     _check_length(hg, edge_values)
     if isinstance(semiring, TropicalSemiring) and _use_kernel(semiring, edge_values, engine):
-        best, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails,
-                                                  np.ascontiguousarray(edge_values, dtype=np.float64))
+        best, best_edge = compiled.viterbi_inside(
+            hg.node_offsets, hg.tail_offsets, hg.tails, np.ascontiguousarray(edge_values, dtype=np.float64)
+        )
         return float(best[hg.goal]), hg.derivation_from_backpointers(best_edge)
     beta: list[Any] = [semiring.zero] * hg.num_nodes
     best_edge = np.full(hg.num_nodes, -1, dtype=np.int64)

@@ -16,7 +16,7 @@ from hypertune import __version__
 from hypertune.errors import HypertuneError, UsageError
 
 # Command modules, in the order ``hypertune --help`` lists them.
-COMMANDS = ("inspect", "decode", "generate", "bench")
+COMMANDS = ("inspect", "decode", "bleu", "generate", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
+
+from hypertune.formats.io import write_atomically  # noqa: F401  (re-exported for commands)
 
 T = TypeVar("T")
 
@@ -59,17 +59,3 @@ def progress(args: argparse.Namespace, items: Iterable[T], total: int | None, la
         sys.stderr.flush()
     sys.stderr.write("\r" + " " * (len(label) + 24) + "\r")
     sys.stderr.flush()
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

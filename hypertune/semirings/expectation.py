@@ -51,8 +51,10 @@ class ExpectationSemiring(Semiring):
         return (a[0] * b[0], a[0] * b[1] + b[0] * a[1])
 
     def equal(self, a: Any, b: Any, tolerance: float = 1e-9) -> bool:
-        return bool(np.isclose(a[0], b[0], rtol=tolerance, atol=tolerance)
-                    and np.allclose(a[1], b[1], rtol=tolerance, atol=tolerance))
+        return bool(
+            np.isclose(a[0], b[0], rtol=tolerance, atol=tolerance)
+            and np.allclose(a[1], b[1], rtol=tolerance, atol=tolerance)
+        )
 
     def edge_values(self, probabilities: np.ndarray, quantities: np.ndarray) -> ExpectationValues:
         """Edge values ``<p_e, p_e r_e>`` from ``p`` (E,) and ``r`` (E, dim) or (E,)."""
@@ -93,8 +95,7 @@ class SecondOrderExpectationSemiring(Semiring):
     def times(self, a: SecondOrder, b: SecondOrder) -> SecondOrder:
         p1, r1, s1, t1 = a
         p2, r2, s2, t2 = b
-        return (p1 * p2, p1 * r2 + p2 * r1, p1 * s2 + p2 * s1,
-                p1 * t2 + p2 * t1 + np.outer(r1, s2) + np.outer(r2, s1))
+        return (p1 * p2, p1 * r2 + p2 * r1, p1 * s2 + p2 * s1, p1 * t2 + p2 * t1 + np.outer(r1, s2) + np.outer(r2, s1))
 
     def equal(self, a: Any, b: Any, tolerance: float = 1e-9) -> bool:
         return all(np.allclose(x, y, rtol=tolerance, atol=tolerance) for x, y in zip(a, b, strict=True))

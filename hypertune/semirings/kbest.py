@@ -45,7 +45,8 @@ class KBestSemiring(Semiring):
     def equal(self, a: Any, b: Any, tolerance: float = 1e-9) -> bool:
         """Equal score lists (derivations may differ between ties)."""
         return len(a) == len(b) and all(
-            math.isclose(x[0], y[0], rel_tol=tolerance, abs_tol=tolerance) for x, y in zip(a, b, strict=True))
+            math.isclose(x[0], y[0], rel_tol=tolerance, abs_tol=tolerance) for x, y in zip(a, b, strict=True)
+        )
 
     def __repr__(self) -> str:
         return f"KBestSemiring(k={self.k})"

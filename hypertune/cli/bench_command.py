@@ -1,0 +1,61 @@
+"""``hypertune bench``: time the engine (and metrics) on this machine, one line per figure."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+
+from hypertune.bench import SUITES, engine_figures, metric_figures
+from hypertune.cli.common import add_output_options, emit
+
+EXAMPLE = """example:
+  hypertune bench                      # engine figures on a 100,000-edge forest
+  hypertune bench --suite all --json   # every figure, as JSON
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="time the engine and metrics on this machine",
+        description="Time hypertune's hot paths on seeded synthetic data and print one "
+        "line per figure (median of --repeat runs after a warm-up).",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--suite", choices=[*SUITES, "all"], default="engine", help="what to time (default engine)")
+    parser.add_argument("--edges", type=int, default=100_000, help="forest size for the engine suite")
+    parser.add_argument("--features", type=int, default=20, help="dense features for the engine suite")
+    parser.add_argument("--hypotheses", type=int, default=1_000_000, help="hypotheses for the metrics suite")
+    parser.add_argument("--repeat", type=int, default=20, help="timed runs per figure (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    figures = []
+    if args.suite in ("engine", "all"):
+        figures += engine_figures(args.edges, args.features, max(1, args.repeat), args.seed)
+    if args.suite in ("metrics", "all"):
+        figures += metric_figures(args.hypotheses, args.seed)
+    lines = []
+    for f in figures:
+        target = "" if f.target is None else f"  (target {_ms(f.target)}: {'met' if f.met else 'MISSED'})"
+        lines.append(f"{f.name}: {_ms(f.seconds)}{target}  [{f.detail}]")
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    payload = {
+        "machine": machine,
+        "date": datetime.date.today().isoformat(),
+        "figures": [
+            {"name": f.name, "seconds": f.seconds, "target_seconds": f.target, "detail": f.detail} for f in figures
+        ],
+    }
+    emit(args, "\n".join([f"# {machine}, {payload['date']}", *lines]), payload)
+    return 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"

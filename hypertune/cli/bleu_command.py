@@ -1,0 +1,141 @@
+"""``hypertune bleu``: corpus (or per-sentence) BLEU of a hypothesis file, as sacrebleu computes it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hypertune.errors import InputError, UsageError
+
+EXAMPLE = """example:
+  hypertune bleu --hyp output.en --refs ref.0 ref.1 ref.2 ref.3
+  hypertune bleu --hyp output.en --refs ref.0 --tokenize none --smooth none --json
+  hypertune bleu --hyp output.en --refs ref.0 --sentence --smooth plus1
+
+Defaults are sacrebleu's: --tokenize 13a, case kept, --smooth exp; the score is the one
+'sacrebleu REF... -i HYP' prints for the same options. --sentence scores each line
+separately (with effective order, as sacrebleu's sentence-level BLEU).
+"""
+
+
+def register(subparsers: Any) -> None:
+    from hypertune.cli.common import add_output_options
+    from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
+    from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, TOKENIZERS
+
+    parser = subparsers.add_parser(
+        "bleu",
+        help="BLEU of a hypothesis file against references (sacrebleu-compatible)",
+        description="Corpus BLEU with its sufficient statistics, or per-sentence BLEU.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--hyp", required=True, metavar="FILE", help="hypotheses, one per line ('-' = stdin)")
+    parser.add_argument(
+        "--refs", required=True, nargs="+", metavar="REF", help="reference files, one sentence per line"
+    )
+    parser.add_argument(
+        "--tokenize",
+        "-tok",
+        default=DEFAULT_TOKENIZER,
+        choices=TOKENIZERS,
+        help="sacrebleu tokenizer (default: %(default)s, as sacrebleu)",
+    )
+    parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before tokenizing")
+    parser.add_argument(
+        "--smooth",
+        "-s",
+        default="exp",
+        choices=tuple(SMOOTHING),
+        help="smoothing method (default: %(default)s, as sacrebleu); see docs/metrics.md",
+    )
+    parser.add_argument(
+        "--smooth-value",
+        type=float,
+        default=None,
+        metavar="V",
+        help="parameter of floor / add-k / moses / nakov smoothing (default: the method's own)",
+    )
+    parser.add_argument("--max-order", type=int, default=4, metavar="N", help="maximum n-gram order (default: 4)")
+    parser.add_argument(
+        "--ref-length",
+        default="closest",
+        choices=tuple(REF_LENGTHS),
+        help="reference length strategy (default: %(default)s; ibm = cdec's IBM BLEU)",
+    )
+    parser.add_argument(
+        "--effective-order",
+        action="store_true",
+        help="average only n-gram orders with hypothesis n-grams (always on with --sentence)",
+    )
+    parser.add_argument("--sentence", action="store_true", help="print one score per sentence")
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        if path == "-":
+            return [line.rstrip("\n") for line in sys.stdin]
+        with open(path, encoding="utf-8") as handle:
+            return [line.rstrip("\n") for line in handle]
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path=path) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.common import emit
+    from hypertune.metrics.bleu import BleuMetric, format_bleu
+
+    if args.max_order < 1:
+        raise UsageError(f"--max-order must be at least 1, got {args.max_order}")
+    hypotheses = _read_lines(args.hyp)
+    references = [_read_lines(path) for path in args.refs]
+    for path, lines in zip(args.refs, references, strict=True):
+        if len(lines) != len(hypotheses):
+            raise InputError(f"{len(lines)} lines, but the hypothesis file {args.hyp} has {len(hypotheses)}", path=path)
+    metric = BleuMetric(
+        max_order=args.max_order,
+        ref_length=args.ref_length,
+        smooth=args.smooth,
+        smooth_value=args.smooth_value,
+        effective_order=args.effective_order or args.sentence,
+        tokenize=args.tokenize,
+        lowercase=args.lowercase,
+    )
+    per_sentence = [list(refs) for refs in zip(*references, strict=True)] if references else []
+    stats = metric.corpus_stats(hypotheses, per_sentence)
+    options = {
+        "nrefs": len(args.refs),
+        "case": "lc" if args.lowercase else "mixed",
+        "tok": args.tokenize,
+        "smooth": args.smooth,
+        "smooth_value": args.smooth_value,
+        "max_order": args.max_order,
+        "ref_length": args.ref_length,
+        "effective_order": bool(args.effective_order or args.sentence),
+    }
+    if args.sentence:
+        rows = [_payload(metric, row) for row in stats]
+        summary = "\n".join(format_bleu(metric.breakdown(row)) for row in stats)
+        emit(args, summary, {"metric": "BLEU", "options": options, "sentences": rows})
+        return 0
+    total = stats.sum(axis=0)
+    payload = {"metric": "BLEU", "options": options, **_payload(metric, total)}
+    emit(args, format_bleu(metric.breakdown(total)), payload)
+    return 0
+
+
+def _payload(metric: Any, stats: Any) -> dict[str, Any]:
+    parts = metric.breakdown(stats)
+    return {
+        "score": 100 * parts["score"],
+        "bleu": parts["score"],
+        "precisions": [100 * p for p in parts["precisions"]],
+        "bp": parts["bp"],
+        "ratio": parts["ratio"],
+        "hyp_len": parts["hyp_len"],
+        "ref_len": parts["ref_len"],
+        "stats": dict(zip(metric.stats_names, (float(x) for x in stats), strict=True)),
+    }

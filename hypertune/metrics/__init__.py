@@ -1,0 +1,111 @@
+"""Evaluation metrics as additive sufficient statistics (see docs/metrics.md).
+
+Every metric maps a hypothesis and its references to a float64 vector of statistics
+(:meth:`Metric.stats`, :meth:`Metric.stats_many`, :meth:`Metric.corpus_stats`); statistics add over
+a corpus and :meth:`Metric.score` turns one vector, or each row of a 2-D array, into the value.
+
+>>> bleu = get_metric("bleu", tokenize="none")
+>>> stats = bleu.corpus_stats(["the cat sat on the mat"], [["the cat sat on the mat"]])
+>>> round(bleu.score(stats.sum(axis=0)), 6)
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypertune.errors import UsageError
+from hypertune.metrics.background import BackgroundBleu
+from hypertune.metrics.base import Metric, Text, transpose_references
+from hypertune.metrics.bleu import (
+    REF_LENGTHS,
+    SMOOTHING,
+    BleuMetric,
+    BleuReferences,
+    bleu_score,
+    bleu_stats_batch,
+    build_references,
+    format_bleu,
+    reference_bleu_stats,
+)
+from hypertune.metrics.interpolated import InterpolatedMetric
+from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions, linear_bleu_weights
+from hypertune.metrics.sacrebleu_metrics import ChrfMetric, TerMetric
+from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, TOKENIZERS, Tokenizer
+
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "METRICS",
+    "REF_LENGTHS",
+    "SMOOTHING",
+    "TOKENIZERS",
+    "BackgroundBleu",
+    "BleuMetric",
+    "BleuReferences",
+    "ChrfMetric",
+    "InterpolatedMetric",
+    "LinearBleu",
+    "Metric",
+    "TerMetric",
+    "Text",
+    "Tokenizer",
+    "bleu_score",
+    "bleu_stats_batch",
+    "build_references",
+    "estimate_precisions",
+    "format_bleu",
+    "get_metric",
+    "linear_bleu_weights",
+    "parse_metric",
+    "reference_bleu_stats",
+    "transpose_references",
+]
+
+
+def _linear_bleu(p: float, r: float, scale: float = 1.0, **bleu_options: Any) -> LinearBleu:
+    return LinearBleu(p, r, scale, BleuMetric(**bleu_options))
+
+
+METRICS: dict[str, Callable[..., Metric]] = {
+    "bleu": BleuMetric,
+    "ibm-bleu": lambda **o: BleuMetric(**{"ref_length": "ibm", **o}),
+    "bleu+1": lambda **o: BleuMetric(**{"smooth": "plus1", **o}),
+    "linear-bleu": _linear_bleu,
+    "chrf": ChrfMetric,
+    "chrf++": lambda **o: ChrfMetric(**{"word_order": 2, **o}),
+    "ter": TerMetric,
+}
+"""Metric names for :func:`get_metric` and their constructors."""
+
+
+def get_metric(name: str, **options: Any) -> Metric:
+    """A metric by name (see :data:`METRICS`), with constructor options, e.g.
+    ``get_metric("bleu", smooth="plus1", tokenize="none")``."""
+    try:
+        factory = METRICS[name.lower()]
+    except KeyError:
+        raise UsageError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}") from None
+    try:
+        return factory(**options)
+    except TypeError as error:
+        raise UsageError(f"bad options for metric {name!r}: {error}") from None
+
+
+def parse_metric(spec: str, **options: Any) -> Metric:
+    """``"bleu"`` or an interpolation ``"bleu:0.5,ter:-0.5"`` (survey eq. 78).
+
+    ``options`` go to every component that accepts them (e.g. ``vocabulary``).
+    """
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if len(parts) == 1 and ":" not in parts[0]:
+        return get_metric(parts[0], **options)
+    metrics, weights = [], []
+    for part in parts:
+        name, sep, weight = part.partition(":")
+        try:
+            weights.append(float(weight) if sep else 1.0)
+        except ValueError:
+            raise UsageError(f"bad weight {weight!r} in metric specification {spec!r}") from None
+        metrics.append(get_metric(name, **options))
+    return InterpolatedMetric(metrics, weights)

@@ -1,0 +1,351 @@
+"""Compiled (numba) kernels for BLEU sufficient statistics.
+
+Representation (see :mod:`hypertune.metrics.bleu` for the public side):
+
+* Every sentence gets a *local vocabulary*: the distinct word ids of its references, numbered
+  ``1 .. R``; a hypothesis word outside it gets ``0`` and can match no n-gram.
+* An n-gram of local ids ``(l_1, ..., l_n)`` is the integer ``sum_i l_i * B**(n-i)`` with
+  ``B = R + 1``. All digits are non-zero, so the key is *exact*: different n-grams (of any order)
+  never share a key. The caller checks ``B ** N < 2**63`` and uses the exact pure-Python path
+  otherwise, so there are no hash collisions anywhere.
+* Both maps (global word id -> local id, n-gram key -> maximum reference count) are open-addressing
+  hash tables with linear probing, one region of a flat array per sentence.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_GOLDEN = np.uint64(11400714819323198485)  # 2**64 / golden ratio: Fibonacci hashing
+_EMPTY = -1
+
+# Reference-length strategies (the integer codes the kernels understand).
+CLOSEST, SHORTEST, AVERAGE, IBM = 0, 1, 2, 3
+
+
+@nb.njit(cache=True, inline="always")
+def _slot(key: np.int64, shift: np.uint64) -> np.int64:
+    return np.int64((np.uint64(key) * _GOLDEN) >> shift)
+
+
+@nb.njit(cache=True)
+def _find(keys: np.ndarray, base: np.int64, mask: np.int64, shift: np.uint64, key: np.int64) -> np.int64:
+    """Slot (absolute index) of ``key`` in the table region ``keys[base : base + mask + 1]``, or -1."""
+    i = _slot(key, shift)
+    while True:
+        k = keys[base + i]
+        if k == key:
+            return base + i
+        if k == _EMPTY:
+            return -1
+        i = (i + 1) & mask
+
+
+@nb.njit(cache=True)
+def _insert(keys: np.ndarray, base: np.int64, mask: np.int64, shift: np.uint64, key: np.int64) -> np.int64:
+    """Slot of ``key``, inserting it if absent. Returns ``-(slot + 2)`` when newly inserted."""
+    i = _slot(key, shift)
+    while True:
+        k = keys[base + i]
+        if k == key:
+            return base + i
+        if k == _EMPTY:
+            keys[base + i] = key
+            return -(base + i) - 2
+        i = (i + 1) & mask
+
+
+@nb.njit(cache=True)
+def build_tables(
+    ref_tokens: np.ndarray,
+    ref_offsets: np.ndarray,
+    sent_ref_offsets: np.ndarray,
+    word_offsets: np.ndarray,
+    word_bits: np.ndarray,
+    gram_offsets: np.ndarray,
+    gram_bits: np.ndarray,
+    max_order: int,
+    word_keys: np.ndarray,
+    word_values: np.ndarray,
+    gram_keys: np.ndarray,
+    gram_counts: np.ndarray,
+    bases: np.ndarray,
+) -> None:
+    """Fill the per-sentence word and n-gram tables (arrays pre-filled with -1 / 0 by the caller).
+
+    ``gram_counts[slot]`` ends as the maximum count of that n-gram over the sentence's references
+    (the clipping count of Papineni et al. 2002).
+    """
+    n_sent = sent_ref_offsets.shape[0] - 1
+    max_gram = 0
+    for s in range(n_sent):
+        size = gram_offsets[s + 1] - gram_offsets[s]
+        if size > max_gram:
+            max_gram = size
+    current = np.zeros(max_gram, dtype=np.int32)
+    touched = np.empty(max_gram, dtype=np.int64)
+    for s in range(n_sent):
+        wbase = word_offsets[s]
+        wmask = word_offsets[s + 1] - wbase - 1
+        wshift = np.uint64(64 - word_bits[s])
+        gbase = gram_offsets[s]
+        gmask = gram_offsets[s + 1] - gbase - 1
+        gshift = np.uint64(64 - gram_bits[s])
+        # pass 1: local vocabulary
+        n_local = 0
+        for r in range(sent_ref_offsets[s], sent_ref_offsets[s + 1]):
+            for t in range(ref_offsets[r], ref_offsets[r + 1]):
+                slot = _insert(word_keys, wbase, wmask, wshift, ref_tokens[t])
+                if slot < -1:
+                    n_local += 1
+                    word_values[-slot - 2] = n_local
+        base = np.int64(n_local + 1)
+        bases[s] = base
+        # pass 2: n-gram counts per reference, merged by maximum
+        for r in range(sent_ref_offsets[s], sent_ref_offsets[s + 1]):
+            start = ref_offsets[r]
+            length = ref_offsets[r + 1] - start
+            n_touched = 0
+            for j in range(length):
+                key = np.int64(0)
+                top = min(max_order, length - j)
+                for n in range(top):
+                    w = _find(word_keys, wbase, wmask, wshift, ref_tokens[start + j + n])
+                    key = key * base + word_values[w]
+                    slot = _insert(gram_keys, gbase, gmask, gshift, key)
+                    if slot < -1:
+                        slot = -slot - 2
+                    local = slot - gbase
+                    if current[local] == 0:
+                        touched[n_touched] = local
+                        n_touched += 1
+                    current[local] += 1
+            for i in range(n_touched):
+                local = touched[i]
+                if current[local] > gram_counts[gbase + local]:
+                    gram_counts[gbase + local] = current[local]
+                current[local] = 0
+
+
+@nb.njit(cache=True)
+def _reference_length(ref_lengths: np.ndarray, lo: int, hi: int, hyp_len: int, mode: int) -> float:
+    if hi <= lo:
+        return 0.0
+    if mode == SHORTEST:
+        best = ref_lengths[lo]
+        for i in range(lo + 1, hi):
+            if ref_lengths[i] < best:
+                best = ref_lengths[i]
+        return float(best)
+    if mode == AVERAGE:
+        total = 0.0
+        for i in range(lo, hi):
+            total += ref_lengths[i]
+        return total / (hi - lo)
+    best = ref_lengths[lo]
+    best_diff = abs(best - hyp_len)
+    for i in range(lo + 1, hi):
+        diff = abs(ref_lengths[i] - hyp_len)
+        if diff < best_diff:
+            best_diff = diff
+            best = ref_lengths[i]
+        elif diff == best_diff and mode == CLOSEST and ref_lengths[i] < best:
+            best = ref_lengths[i]  # ties go to the shorter reference (sacrebleu, Moses, Z-MERT)
+        # IBM (cdec): ties keep the earlier reference
+    return float(best)
+
+
+@nb.njit(cache=True)
+def _stats_range(
+    lo: int,
+    hi: int,
+    hyp_tokens: np.ndarray,
+    hyp_offsets: np.ndarray,
+    hyp_sentence: np.ndarray,
+    word_offsets: np.ndarray,
+    word_bits: np.ndarray,
+    word_keys: np.ndarray,
+    word_values: np.ndarray,
+    gram_offsets: np.ndarray,
+    gram_bits: np.ndarray,
+    gram_keys: np.ndarray,
+    gram_counts: np.ndarray,
+    bases: np.ndarray,
+    ref_lengths: np.ndarray,
+    sent_ref_offsets: np.ndarray,
+    max_order: int,
+    mode: int,
+    clip: bool,
+    out: np.ndarray,
+    used: np.ndarray,
+    touched: np.ndarray,
+    local: np.ndarray,
+) -> None:
+    for h in range(lo, hi):
+        s = hyp_sentence[h]
+        start = hyp_offsets[h]
+        length = hyp_offsets[h + 1] - start
+        wbase = word_offsets[s]
+        wmask = word_offsets[s + 1] - wbase - 1
+        wshift = np.uint64(64 - word_bits[s])
+        gbase = gram_offsets[s]
+        gmask = gram_offsets[s + 1] - gbase - 1
+        gshift = np.uint64(64 - gram_bits[s])
+        base = bases[s]
+        for j in range(length):
+            w = _find(word_keys, wbase, wmask, wshift, hyp_tokens[start + j])
+            local[j] = word_values[w] if w >= 0 else 0
+        for n in range(max_order):
+            out[h, 2 * n] = 0.0
+            c = length - n
+            out[h, 2 * n + 1] = float(c) if c > 0 else 0.0
+        n_touched = 0
+        for j in range(length):
+            key = np.int64(0)
+            top = min(max_order, length - j)
+            for n in range(top):
+                digit = local[j + n]
+                if digit == 0:
+                    break
+                key = key * base + digit
+                slot = _find(gram_keys, gbase, gmask, gshift, key)
+                if slot < 0:
+                    break  # no extension of an unseen n-gram can be seen either
+                if clip:
+                    k = slot - gbase
+                    if used[k] == 0:
+                        touched[n_touched] = k
+                        n_touched += 1
+                    used[k] += 1
+                    if used[k] <= gram_counts[slot]:
+                        out[h, 2 * n] += 1.0
+                else:
+                    out[h, 2 * n] += 1.0
+        for i in range(n_touched):
+            used[touched[i]] = 0
+        out[h, 2 * max_order] = _reference_length(
+            ref_lengths, sent_ref_offsets[s], sent_ref_offsets[s + 1], length, mode
+        )
+
+
+@nb.njit(cache=True, parallel=True)
+def hypothesis_stats(
+    hyp_tokens: np.ndarray,
+    hyp_offsets: np.ndarray,
+    hyp_sentence: np.ndarray,
+    word_offsets: np.ndarray,
+    word_bits: np.ndarray,
+    word_keys: np.ndarray,
+    word_values: np.ndarray,
+    gram_offsets: np.ndarray,
+    gram_bits: np.ndarray,
+    gram_keys: np.ndarray,
+    gram_counts: np.ndarray,
+    bases: np.ndarray,
+    ref_lengths: np.ndarray,
+    sent_ref_offsets: np.ndarray,
+    max_order: int,
+    mode: int,
+    clip: bool,
+    n_chunks: int,
+    max_gram: int,
+    max_len: int,
+    out: np.ndarray,
+) -> None:
+    """BLEU statistics ``m1 c1 ... mN cN reflen`` of every hypothesis, written into ``out``.
+
+    Hypothesis ``h`` is ``hyp_tokens[hyp_offsets[h]:hyp_offsets[h+1]]`` and is scored against the
+    references of sentence ``hyp_sentence[h]``. Work is split into ``n_chunks`` contiguous ranges
+    run in parallel, each with its own clipping scratch space.
+    """
+    n = hyp_offsets.shape[0] - 1
+    step = (n + n_chunks - 1) // n_chunks
+    for c in nb.prange(n_chunks):
+        lo = c * step
+        hi = min(n, lo + step)
+        if lo >= hi:
+            continue
+        used = np.zeros(max_gram, dtype=np.int32)
+        touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
+        local = np.empty(max(1, max_len), dtype=np.int64)
+        _stats_range(
+            lo,
+            hi,
+            hyp_tokens,
+            hyp_offsets,
+            hyp_sentence,
+            word_offsets,
+            word_bits,
+            word_keys,
+            word_values,
+            gram_offsets,
+            gram_bits,
+            gram_keys,
+            gram_counts,
+            bases,
+            ref_lengths,
+            sent_ref_offsets,
+            max_order,
+            mode,
+            clip,
+            out,
+            used,
+            touched,
+            local,
+        )
+
+
+@nb.njit(cache=True)
+def hypothesis_stats_serial(
+    hyp_tokens: np.ndarray,
+    hyp_offsets: np.ndarray,
+    hyp_sentence: np.ndarray,
+    word_offsets: np.ndarray,
+    word_bits: np.ndarray,
+    word_keys: np.ndarray,
+    word_values: np.ndarray,
+    gram_offsets: np.ndarray,
+    gram_bits: np.ndarray,
+    gram_keys: np.ndarray,
+    gram_counts: np.ndarray,
+    bases: np.ndarray,
+    ref_lengths: np.ndarray,
+    sent_ref_offsets: np.ndarray,
+    max_order: int,
+    mode: int,
+    clip: bool,
+    n_chunks: int,
+    max_gram: int,
+    max_len: int,
+    out: np.ndarray,
+) -> None:
+    """Single-threaded :func:`hypothesis_stats` (no thread start-up cost for small batches)."""
+    used = np.zeros(max_gram, dtype=np.int32)
+    touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
+    local = np.empty(max(1, max_len), dtype=np.int64)
+    _stats_range(
+        0,
+        hyp_offsets.shape[0] - 1,
+        hyp_tokens,
+        hyp_offsets,
+        hyp_sentence,
+        word_offsets,
+        word_bits,
+        word_keys,
+        word_values,
+        gram_offsets,
+        gram_bits,
+        gram_keys,
+        gram_counts,
+        bases,
+        ref_lengths,
+        sent_ref_offsets,
+        max_order,
+        mode,
+        clip,
+        out,
+        used,
+        touched,
+        local,
+    )

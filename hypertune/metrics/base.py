@@ -1,0 +1,102 @@
+"""The metric interface: additive sufficient statistics per hypothesis, scored after summing.
+
+A metric maps one hypothesis and its references to a fixed-size float64 vector of *sufficient
+statistics*; the statistics of a corpus are the sum of its sentences' vectors, and the metric value
+is a function of that sum only. Corpus-level line search (MERT), pseudo-corpus ("background") BLEU
+and expected statistics (minimum-risk training) all go through this one interface.
+
+Inputs accepted for a hypothesis or a reference:
+
+* ``str`` -- raw text, tokenized with the metric's tokenizer (sacrebleu's, default ``13a``);
+* a list/tuple of ``str`` -- already tokenized words;
+* a 1-D integer ``numpy`` array -- word ids in the metric's :class:`~hypertune.symbols.Vocabulary`
+  (the fast path for hypotheses coming out of graphs).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from hypertune.errors import InputError
+
+Text = str | Sequence[str] | np.ndarray
+"""A hypothesis or a reference: raw string, token list, or array of word ids."""
+
+
+def as_stats_array(stats: object, size: int) -> np.ndarray:
+    """``stats`` as a float64 array whose last axis has ``size`` entries (1-D or 2-D)."""
+    array = np.asarray(stats, dtype=np.float64)
+    if array.ndim not in (1, 2) or array.shape[-1] != size:
+        raise InputError(f"expected statistics with {size} columns, got an array of shape {array.shape}")
+    return array
+
+
+class Metric(ABC):
+    """Base class of every metric with additive sufficient statistics."""
+
+    name: str = "metric"
+    higher_is_better: bool = True
+
+    @property
+    @abstractmethod
+    def stats_size(self) -> int:
+        """Number of sufficient statistics per hypothesis."""
+
+    @property
+    def stats_names(self) -> tuple[str, ...]:
+        """A label for each column of the statistics."""
+        return tuple(f"s{i}" for i in range(self.stats_size))
+
+    @abstractmethod
+    def stats_many(self, hypotheses: Sequence[Text], references: Sequence[Text]) -> np.ndarray:
+        """Statistics of many hypotheses of one sentence (e.g. a k-best list) against the same
+        references: an array of shape ``(len(hypotheses), stats_size)``."""
+
+    def stats(self, hypothesis: Text, references: Sequence[Text]) -> np.ndarray:
+        """Statistics of one hypothesis: a vector of ``stats_size`` floats."""
+        return self.stats_many([hypothesis], references)[0]
+
+    def corpus_stats(self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]]) -> np.ndarray:
+        """Statistics of one hypothesis per sentence, shape ``(n_sentences, stats_size)``.
+
+        ``references[i]`` holds the references of sentence ``i``.
+        """
+        check_same_length(hypotheses, references)
+        out = np.zeros((len(hypotheses), self.stats_size))
+        for i, (hyp, refs) in enumerate(zip(hypotheses, references, strict=True)):
+            out[i] = self.stats(hyp, refs)
+        return out
+
+    @abstractmethod
+    def score(self, stats: np.ndarray) -> float | np.ndarray:
+        """The metric value of one statistics vector (a float) or of each row of a 2-D array."""
+
+    def sentence_score(self, hypothesis: Text, references: Sequence[Text]) -> float:
+        """The metric of one hypothesis on its own (use a smoothed metric for sentence BLEU)."""
+        return float(self.score(self.stats(hypothesis, references)))
+
+    def corpus_score(self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]]) -> float:
+        """The metric of a corpus: the score of the summed sentence statistics."""
+        return float(self.score(self.corpus_stats(hypotheses, references).sum(axis=0)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def check_same_length(hypotheses: Sequence[object], references: Sequence[object]) -> None:
+    if len(hypotheses) != len(references):
+        raise InputError(f"{len(hypotheses)} hypotheses but references for {len(references)} sentences")
+
+
+def transpose_references(reference_streams: Sequence[Sequence[Text]]) -> list[list[Text]]:
+    """sacrebleu's layout (one list per reference *file*) to one list of references per sentence.
+
+    ``None`` entries (a sentence with fewer references) are dropped, as sacrebleu does.
+    """
+    lengths = {len(stream) for stream in reference_streams}
+    if len(lengths) > 1:
+        raise InputError(f"reference streams have different lengths: {sorted(lengths)}")
+    return [[r for r in refs if r is not None] for refs in zip(*reference_streams, strict=True)]

@@ -1,0 +1,569 @@
+"""BLEU (Papineni et al. 2002) as additive sufficient statistics.
+
+Statistics layout (``2 * max_order + 1`` float64 columns, the layout of Moses's ``SCORESTAT``
+files, so that they map directly)::
+
+    m1 c1 m2 c2 ... mN cN reflen
+
+``m_n`` is the number of hypothesis n-grams matched in the references, each n-gram's count clipped
+by its maximum count over the references; ``c_n`` is the number of hypothesis n-grams
+(``max(0, len - n + 1)``); the hypothesis length is ``c1``; ``reflen`` is the reference length
+chosen by the reference-length strategy:
+
+``closest``
+    the reference length closest to the hypothesis length, ties to the *shorter* one (sacrebleu,
+    Moses, Z-MERT). The default.
+``shortest`` / ``average``
+    the shortest reference / the mean reference length (Moses ``reflen:shortest|average``).
+``ibm``
+    cdec's ``IBM_BLEU``: the closest length with ties keeping the *earlier* reference; scoring then
+    replaces a zero match count by 0.01 and averages only the orders with at least one hypothesis
+    n-gram (cdec ``mteval/ns.cc``).
+
+Scores are in ``[0, 1]`` (sacrebleu prints 100 times this).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hypertune.errors import InputError, UsageError
+from hypertune.metrics import _kernels
+from hypertune.metrics.base import Metric, Text, as_stats_array, check_same_length
+from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from hypertune.symbols import Vocabulary
+
+REF_LENGTHS: dict[str, int] = {
+    "closest": _kernels.CLOSEST,
+    "shortest": _kernels.SHORTEST,
+    "average": _kernels.AVERAGE,
+    "ibm": _kernels.IBM,
+}
+"""Reference-length strategies."""
+
+SMOOTHING: dict[str, float | None] = {
+    "none": None,
+    "exp": None,
+    "floor": 0.1,
+    "add-k": 1.0,
+    "plus1": 1.0,
+    "moses": 1.0,
+    "nakov": 1.0,
+}
+"""Smoothing methods and the default of their parameter (``smooth_value``).
+
+``none``  no smoothing: any order without a match gives 0.
+``exp``   sacrebleu's default (mteval-v13a "NIST" smoothing, Chen & Cherry 2014 method 3): the k-th
+          order without a match gets precision ``1 / (2**k * c_n)``.
+``floor`` sacrebleu: an order without a match gets precision ``value / c_n`` (default 0.1).
+``add-k`` sacrebleu / Chen & Cherry method 2: ``k`` added to matches and counts of orders > 1.
+``plus1`` BLEU+1 of Lin & Och 2004: ``add-k`` with k = 1 (unigrams unsmoothed).
+``moses`` Moses ``smoothedSentenceBleu``: ``value`` (default 1) added to matches and counts of
+          *every* order; the brevity penalty is not smoothed.
+``nakov`` Nakov et al. 2012 (Moses "brevity-penalty smoothing"): as ``moses`` and ``value`` also
+          added to the reference length in the brevity penalty ``exp(1 - (r + value) / c)``.
+"""
+
+_MY_LOG_ZERO = -9999999999.0  # sacrebleu's floor for log(0)
+_SEQUENCE_TYPES = (list, tuple)
+
+
+@dataclass(frozen=True, eq=False)
+class BleuReferences:
+    """Reference n-gram tables of a set of sentences, built once (see :meth:`BleuMetric.prepare`)."""
+
+    max_order: int
+    ref_lengths: np.ndarray
+    sent_ref_offsets: np.ndarray
+    word_offsets: np.ndarray
+    word_bits: np.ndarray
+    word_keys: np.ndarray
+    word_values: np.ndarray
+    gram_offsets: np.ndarray
+    gram_bits: np.ndarray
+    gram_keys: np.ndarray
+    gram_counts: np.ndarray
+    bases: np.ndarray
+    max_gram: int
+    inexact: dict[int, list[np.ndarray]] = field(default_factory=dict)
+    """Sentences whose packed n-gram keys would overflow 63 bits: scored by the exact Python path."""
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sent_ref_offsets) - 1
+
+    def references(self, sentence: int) -> int:
+        """Number of references of ``sentence``."""
+        return int(self.sent_ref_offsets[sentence + 1] - self.sent_ref_offsets[sentence])
+
+
+def _table_sizes(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Power-of-two table sizes with load factor at most 2/3 (at least 2), and their log2."""
+    need = np.maximum(2, (bounds * 3 + 1) // 2)
+    bits = np.ceil(np.log2(need)).astype(np.int64)
+    bits = np.maximum(bits, 1)
+    return np.left_shift(np.int64(1), bits), bits
+
+
+def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int = 4) -> BleuReferences:
+    """Build the reference tables of many sentences; ``references[s]`` are the id arrays of sentence s."""
+    if max_order < 1:
+        raise UsageError(f"max_order must be at least 1, got {max_order}")
+    n_sent = len(references)
+    refs_per_sentence = np.fromiter((len(r) for r in references), dtype=np.int64, count=n_sent)
+    sent_ref_offsets = np.zeros(n_sent + 1, dtype=np.int64)
+    np.cumsum(refs_per_sentence, out=sent_ref_offsets[1:])
+    flat_refs = [np.asarray(r, dtype=np.int64) for refs in references for r in refs]
+    ref_lengths = np.fromiter((len(r) for r in flat_refs), dtype=np.int64, count=len(flat_refs))
+    ref_offsets = np.zeros(len(flat_refs) + 1, dtype=np.int64)
+    np.cumsum(ref_lengths, out=ref_offsets[1:])
+    ref_tokens = np.concatenate(flat_refs) if flat_refs else np.zeros(0, dtype=np.int64)
+    if ref_tokens.size and ref_tokens.min() < 0:
+        raise InputError("word ids must be non-negative")
+    # per-sentence bounds: tokens (distinct words) and n-gram positions (distinct n-grams)
+    grams_per_ref = np.zeros(len(flat_refs), dtype=np.int64)
+    for n in range(max_order):
+        grams_per_ref += np.maximum(ref_lengths - n, 0)
+    cum_tokens = np.concatenate(([0], np.cumsum(ref_lengths)))
+    cum_grams = np.concatenate(([0], np.cumsum(grams_per_ref)))
+    tokens_per_sentence = cum_tokens[sent_ref_offsets[1:]] - cum_tokens[sent_ref_offsets[:-1]]
+    grams_per_sentence = cum_grams[sent_ref_offsets[1:]] - cum_grams[sent_ref_offsets[:-1]]
+    word_sizes, word_bits = _table_sizes(tokens_per_sentence)
+    gram_sizes, gram_bits = _table_sizes(grams_per_sentence)
+    word_offsets = np.concatenate(([0], np.cumsum(word_sizes))).astype(np.int64)
+    gram_offsets = np.concatenate(([0], np.cumsum(gram_sizes))).astype(np.int64)
+    word_keys = np.full(int(word_offsets[-1]), -1, dtype=np.int64)
+    word_values = np.zeros(int(word_offsets[-1]), dtype=np.int64)
+    gram_keys = np.full(int(gram_offsets[-1]), -1, dtype=np.int64)
+    gram_counts = np.zeros(int(gram_offsets[-1]), dtype=np.int32)
+    bases = np.zeros(n_sent, dtype=np.int64)
+    _kernels.build_tables(
+        ref_tokens,
+        ref_offsets,
+        sent_ref_offsets,
+        word_offsets,
+        word_bits,
+        gram_offsets,
+        gram_bits,
+        max_order,
+        word_keys,
+        word_values,
+        gram_keys,
+        gram_counts,
+        bases,
+    )
+    # Exactness: keys are base-B numerals with max_order digits; they must stay below 2**63.
+    limit = int(np.floor((2**63 - 1) ** (1.0 / max_order))) - 1
+    inexact: dict[int, list[np.ndarray]] = {}
+    for s in np.flatnonzero(bases > limit):
+        if int(bases[s]) ** max_order >= 2**63:
+            inexact[int(s)] = [np.asarray(r, dtype=np.int64) for r in references[s]]
+    return BleuReferences(
+        max_order=max_order,
+        ref_lengths=ref_lengths,
+        sent_ref_offsets=sent_ref_offsets,
+        word_offsets=word_offsets,
+        word_bits=word_bits,
+        word_keys=word_keys,
+        word_values=word_values,
+        gram_offsets=gram_offsets,
+        gram_bits=gram_bits,
+        gram_keys=gram_keys,
+        gram_counts=gram_counts,
+        bases=bases,
+        max_gram=int(gram_sizes.max()) if n_sent else 1,
+        inexact=inexact,
+    )
+
+
+_PARALLEL_THRESHOLD = 4096
+
+
+def bleu_stats_batch(
+    tokens: np.ndarray,
+    offsets: np.ndarray,
+    sentence: np.ndarray,
+    references: BleuReferences,
+    ref_length: str = "closest",
+    clip: bool = True,
+) -> np.ndarray:
+    """BLEU statistics of many hypotheses at once (the fast path).
+
+    Hypothesis ``h`` is ``tokens[offsets[h]:offsets[h+1]]`` (word ids) and is scored against the
+    references of sentence ``sentence[h]`` in ``references``. Returns ``(n, 2 * N + 1)`` float64.
+    With ``clip=False`` every hypothesis n-gram found in a reference counts as a match (the
+    unclipped counts of Tromble et al. 2008's linear BLEU).
+    """
+    mode = _ref_length_code(ref_length)
+    tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    sentence = np.ascontiguousarray(sentence, dtype=np.int64)
+    n = len(offsets) - 1
+    if n < 0 or len(sentence) != n:
+        raise InputError(f"{len(offsets)} offsets for {len(sentence)} hypotheses (expected n + 1)")
+    if n and (sentence.min() < 0 or sentence.max() >= references.n_sentences):
+        raise InputError(f"sentence index out of range 0..{references.n_sentences - 1}")
+    if n and (offsets[0] != 0 or offsets[-1] != len(tokens) or np.any(np.diff(offsets) < 0)):
+        raise InputError("offsets must rise from 0 to len(tokens)")
+    if tokens.size and tokens.min() < 0:
+        raise InputError("word ids must be non-negative")
+    order = references.max_order
+    out = np.empty((n, 2 * order + 1), dtype=np.float64)
+    if n == 0:
+        return out
+    max_len = int(np.max(np.diff(offsets)))
+    import numba
+
+    threads = numba.get_num_threads()
+    parallel = n >= _PARALLEL_THRESHOLD and threads > 1
+    kernel = _kernels.hypothesis_stats if parallel else _kernels.hypothesis_stats_serial
+    kernel(
+        tokens,
+        offsets,
+        sentence,
+        references.word_offsets,
+        references.word_bits,
+        references.word_keys,
+        references.word_values,
+        references.gram_offsets,
+        references.gram_bits,
+        references.gram_keys,
+        references.gram_counts,
+        references.bases,
+        references.ref_lengths,
+        references.sent_ref_offsets,
+        order,
+        mode,
+        clip,
+        threads * 8 if parallel else 1,
+        references.max_gram,
+        max_len,
+        out,
+    )
+    if references.inexact:
+        for h in np.flatnonzero(np.isin(sentence, list(references.inexact))):
+            refs = references.inexact[int(sentence[h])]
+            out[h] = reference_bleu_stats(tokens[offsets[h] : offsets[h + 1]], refs, order, ref_length, clip)
+    return out
+
+
+def _ref_length_code(ref_length: str) -> int:
+    try:
+        return REF_LENGTHS[ref_length]
+    except KeyError:
+        raise UsageError(
+            f"unknown reference length strategy {ref_length!r}; choose one of {', '.join(REF_LENGTHS)}"
+        ) from None
+
+
+def _ngrams(ids: Sequence[object], max_order: int) -> Counter:
+    counts: Counter = Counter()
+    for n in range(1, max_order + 1):
+        for i in range(len(ids) - n + 1):
+            counts[tuple(ids[i : i + n])] += 1
+    return counts
+
+
+def reference_bleu_stats(
+    hypothesis: Sequence[object],
+    references: Sequence[Sequence[object]],
+    max_order: int = 4,
+    ref_length: str = "closest",
+    clip: bool = True,
+) -> np.ndarray:
+    """BLEU statistics by the textbook definition with Python dictionaries (slow, exact).
+
+    Works on any hashable tokens; the reference implementation the fast kernels are tested against.
+    """
+    hyp = list(hypothesis.tolist() if isinstance(hypothesis, np.ndarray) else hypothesis)
+    refs = [list(r.tolist() if isinstance(r, np.ndarray) else r) for r in references]
+    max_ref: Counter = Counter()
+    for ref in refs:
+        for gram, count in _ngrams(ref, max_order).items():
+            if count > max_ref[gram]:
+                max_ref[gram] = count
+    out = np.zeros(2 * max_order + 1)
+    for gram, count in _ngrams(hyp, max_order).items():
+        n = len(gram) - 1
+        out[2 * n + 1] += count
+        if gram in max_ref:
+            out[2 * n] += min(count, max_ref[gram]) if clip else count
+    lengths = [len(r) for r in refs]
+    mode = _ref_length_code(ref_length)
+    out[2 * max_order] = _kernels._reference_length.py_func(
+        np.asarray(lengths, dtype=np.int64), 0, len(lengths), len(hyp), mode
+    )
+    return out
+
+
+def bleu_score(
+    stats: np.ndarray,
+    max_order: int = 4,
+    smooth: str = "none",
+    smooth_value: float | None = None,
+    effective_order: bool = False,
+    ibm: bool = False,
+) -> float | np.ndarray:
+    """BLEU of statistics ``m1 c1 ... mN cN reflen``: one vector (a float) or each row of a 2-D array.
+
+    ``BLEU = BP * exp(sum_n log p_n / N)`` with ``p_n = m_n / c_n`` and ``BP = min(1, exp(1 - r/c))``
+    (Papineni et al. 2002, eq. 1-2), with the smoothing of :data:`SMOOTHING`. Methods ``none``,
+    ``exp``, ``floor``, ``add-k`` and ``plus1`` reproduce ``sacrebleu.BLEU.compute_bleu`` exactly,
+    including ``effective_order`` (average only the orders with hypothesis n-grams). ``ibm=True`` is
+    cdec's IBM BLEU scoring (zero matches count 0.01; only orders with hypothesis n-grams averaged).
+    """
+    if smooth not in SMOOTHING:
+        raise UsageError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
+    array = as_stats_array(stats, 2 * max_order + 1)
+    rows = np.atleast_2d(array)
+    value = SMOOTHING[smooth] if smooth_value is None else float(smooth_value)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if ibm:
+            result = _ibm_score(rows, max_order)
+        elif smooth in ("moses", "nakov"):
+            result = _moses_score(rows, max_order, float(value), smooth == "nakov")
+        else:
+            result = _sacrebleu_score(rows, max_order, smooth, value, effective_order)[0]
+    return float(result[0]) if array.ndim == 1 else result
+
+
+def _brevity_log(hyp_len: np.ndarray, ref_len: np.ndarray) -> np.ndarray:
+    """log BP = min(0, 1 - r/c); -inf for an empty hypothesis with a non-empty reference."""
+    short = hyp_len < ref_len
+    out = np.zeros_like(hyp_len)
+    safe = np.where(hyp_len > 0, hyp_len, 1.0)
+    out[short] = (1.0 - ref_len / safe)[short]
+    out[short & (hyp_len <= 0)] = -np.inf
+    return out
+
+
+def _sacrebleu_score(
+    rows: np.ndarray, order: int, smooth: str, value: float | None, effective: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score, precisions (fractions) and brevity penalty, following sacrebleu's compute_bleu."""
+    m = rows[:, 0 : 2 * order : 2].copy()
+    c = rows[:, 1 : 2 * order : 2].copy()
+    hyp_len = rows[:, 1]
+    ref_len = rows[:, 2 * order]
+    any_match = (m > 0).any(axis=1)
+    if smooth in ("add-k", "plus1") and order > 1:
+        m[:, 1:] += value
+        c[:, 1:] += value
+    valid = np.cumprod(c > 0, axis=1).astype(bool)  # sacrebleu stops at the first order without n-grams
+    safe_c = np.where(c > 0, c, 1.0)
+    precision = np.where(valid & (m > 0), m / safe_c, 0.0)
+    zero = valid & (m <= 0)
+    if smooth == "exp":
+        halvings = np.cumsum(zero, axis=1)
+        precision = np.where(zero, 1.0 / (np.exp2(halvings) * safe_c), precision)
+    elif smooth == "floor":
+        precision = np.where(zero, value / safe_c, precision)
+    logs = np.where(precision > 0, np.log(np.where(precision > 0, precision, 1.0)), _MY_LOG_ZERO)
+    if effective:
+        eff = valid.sum(axis=1)
+        logs = np.where(np.arange(order)[None, :] < eff[:, None], logs, 0.0)
+        eff = np.maximum(eff, 1)
+    else:
+        eff = np.full(len(rows), order)
+    log_bp = _brevity_log(hyp_len, ref_len)
+    bp = np.exp(log_bp)
+    score = bp * np.exp(logs.sum(axis=1) / eff)
+    score = np.where(any_match, score, 0.0)
+    return score, precision, bp
+
+
+def _moses_score(rows: np.ndarray, order: int, value: float, smooth_bp: bool) -> np.ndarray:
+    """Moses ``smoothedSentenceBleu`` (mert/BleuScorer.cpp): +value on every order, optionally on r."""
+    m = rows[:, 0 : 2 * order : 2] + value
+    c = rows[:, 1 : 2 * order : 2] + value
+    ok = (m > 0).all(axis=1) & (c > 0).all(axis=1)
+    logs = np.log(np.where(m > 0, m, 1.0)) - np.log(np.where(c > 0, c, 1.0))
+    ref_len = rows[:, 2 * order] + (value if smooth_bp else 0.0)
+    log_bleu = logs.sum(axis=1) / order + _brevity_log(rows[:, 1], ref_len)
+    return np.where(ok, np.exp(log_bleu), 0.0)
+
+
+def _ibm_score(rows: np.ndarray, order: int) -> np.ndarray:
+    """cdec ``IBM_BLEU`` (mteval/ns.cc ComputeBreakdown)."""
+    m = rows[:, 0 : 2 * order : 2]
+    c = rows[:, 1 : 2 * order : 2]
+    present = c > 0
+    matches = np.where(m > 0, m, 0.01)
+    logs = np.where(present, np.log(matches) - np.log(np.where(present, c, 1.0)), 0.0)
+    count = present.sum(axis=1)
+    log_bleu = logs.sum(axis=1) / np.maximum(count, 1) + _brevity_log(rows[:, 1], rows[:, 2 * order])
+    return np.where(count > 0, np.exp(log_bleu), 0.0)
+
+
+class BleuMetric(Metric):
+    """BLEU with configurable order, reference length, smoothing and tokenization.
+
+    Raw strings are tokenized with sacrebleu's tokenizer ``tokenize`` (default ``13a``, sacrebleu's
+    default; ``lowercase=False`` by default, also as sacrebleu) and mapped to ids in ``vocabulary``
+    (pass the corpus's shared :class:`~hypertune.symbols.Vocabulary` so that hypotheses given as id
+    arrays and references given as strings agree). Default smoothing is ``none`` (corpus BLEU as
+    Moses, cdec and Z-MERT tune it; note sacrebleu's *command line* default is ``exp``).
+    """
+
+    name = "bleu"
+
+    def __init__(
+        self,
+        max_order: int = 4,
+        ref_length: str = "closest",
+        smooth: str = "none",
+        smooth_value: float | None = None,
+        effective_order: bool = False,
+        tokenize: str = DEFAULT_TOKENIZER,
+        lowercase: bool = False,
+        vocabulary: Vocabulary | None = None,
+        clip: bool = True,
+    ) -> None:
+        if max_order < 1:
+            raise UsageError(f"max_order must be at least 1, got {max_order}")
+        _ref_length_code(ref_length)
+        if smooth not in SMOOTHING:
+            raise UsageError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
+        if ref_length == "ibm" and smooth != "none":
+            raise UsageError("cdec's IBM BLEU has its own smoothing (0.01 for zero matches): use smooth='none'")
+        self.max_order = max_order
+        self.ref_length = ref_length
+        self.smooth = smooth
+        self.smooth_value = smooth_value
+        self.effective_order = effective_order
+        self.tokenizer = Tokenizer(tokenize, lowercase)
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
+        self.clip = clip
+
+    def __repr__(self) -> str:
+        return (
+            f"BleuMetric(max_order={self.max_order}, ref_length={self.ref_length!r}, smooth={self.smooth!r}, "
+            f"smooth_value={self.smooth_value}, effective_order={self.effective_order}, "
+            f"tokenize={self.tokenizer.name!r}, lowercase={self.tokenizer.lowercase})"
+        )
+
+    @property
+    def stats_size(self) -> int:
+        return 2 * self.max_order + 1
+
+    @property
+    def stats_names(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for n in range(1, self.max_order + 1):
+            names += [f"m{n}", f"c{n}"]
+        return (*names, "reflen")
+
+    # -- input conversion -------------------------------------------------------------------------
+    def ids(self, text: Text) -> np.ndarray:
+        """Word ids of a raw string (tokenized), a token list, or an id array (passed through)."""
+        if isinstance(text, np.ndarray):
+            if text.ndim != 1 or not np.issubdtype(text.dtype, np.integer):
+                raise InputError(f"expected a 1-D integer array of word ids, got {text.dtype} {text.shape}")
+            return text.astype(np.int64, copy=False)
+        if isinstance(text, str):
+            return self.vocabulary.indices(self.tokenizer(text))
+        if isinstance(text, _SEQUENCE_TYPES):
+            if all(isinstance(word, str) for word in text):
+                return self.vocabulary.indices(text)
+            if all(isinstance(word, (int, np.integer)) for word in text):
+                return np.asarray(text, dtype=np.int64).reshape(-1)
+            raise InputError("a token list must hold only strings (words) or only integers (word ids)")
+        raise InputError(f"cannot use a {type(text).__name__} as a sentence")
+
+    def prepare(self, references: Sequence[Sequence[Text]]) -> BleuReferences:
+        """Reference tables for many sentences (``references[s]`` = the references of sentence s)."""
+        return build_references([[self.ids(r) for r in refs] for refs in references], self.max_order)
+
+    def flatten(self, hypotheses: Sequence[Text]) -> tuple[np.ndarray, np.ndarray]:
+        """Concatenated word ids and offsets of many hypotheses."""
+        arrays = [self.ids(h) for h in hypotheses]
+        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+        np.cumsum([len(a) for a in arrays], out=offsets[1:])
+        tokens = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+        return tokens, offsets
+
+    # -- statistics --------------------------------------------------------------------------------
+    def stats_batch(
+        self, tokens: np.ndarray, offsets: np.ndarray, sentence: np.ndarray, references: BleuReferences
+    ) -> np.ndarray:
+        """Statistics of flat id arrays against prepared references (see :func:`bleu_stats_batch`)."""
+        if references.max_order != self.max_order:
+            raise UsageError(f"references prepared for order {references.max_order}, metric uses {self.max_order}")
+        return bleu_stats_batch(tokens, offsets, sentence, references, self.ref_length, self.clip)
+
+    def stats_many(self, hypotheses: Sequence[Text], references: Sequence[Text] | BleuReferences) -> np.ndarray:
+        prepared = references if isinstance(references, BleuReferences) else self.prepare([references])
+        tokens, offsets = self.flatten(hypotheses)
+        return self.stats_batch(tokens, offsets, np.zeros(len(hypotheses), dtype=np.int64), prepared)
+
+    def corpus_stats(
+        self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]] | BleuReferences
+    ) -> np.ndarray:
+        if isinstance(references, BleuReferences):
+            if references.n_sentences != len(hypotheses):
+                raise InputError(f"{len(hypotheses)} hypotheses but references for {references.n_sentences} sentences")
+            prepared = references
+        else:
+            check_same_length(hypotheses, references)
+            prepared = self.prepare(references)
+        tokens, offsets = self.flatten(hypotheses)
+        return self.stats_batch(tokens, offsets, np.arange(len(hypotheses), dtype=np.int64), prepared)
+
+    # -- scores ------------------------------------------------------------------------------------
+    def score(self, stats: np.ndarray) -> float | np.ndarray:
+        ibm = self.ref_length == "ibm"
+        return bleu_score(stats, self.max_order, self.smooth, self.smooth_value, self.effective_order, ibm)
+
+    def breakdown(self, stats: np.ndarray) -> dict[str, object]:
+        """Score, precisions (as used in the score, in ``[0, 1]``), brevity penalty, lengths, ratio."""
+        row = as_stats_array(stats, self.stats_size)
+        if row.ndim != 1:
+            raise InputError("breakdown takes one statistics vector")
+        order = self.max_order
+        m = row[0 : 2 * order : 2]
+        c = row[1 : 2 * order : 2]
+        hyp_len, ref_len = float(row[1]), float(row[2 * order])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.ref_length == "ibm":
+                precisions = np.where(c > 0, np.where(m > 0, m, 0.01) / np.where(c > 0, c, 1), 0.0)
+                bp = float(np.exp(_brevity_log(np.array([hyp_len]), np.array([ref_len]))[0]))
+            elif self.smooth in ("moses", "nakov"):
+                value = float(self.smooth_value if self.smooth_value is not None else SMOOTHING[self.smooth])
+                precisions = (m + value) / np.where(c + value > 0, c + value, 1)
+                r = ref_len + (value if self.smooth == "nakov" else 0.0)
+                bp = float(np.exp(_brevity_log(np.array([hyp_len]), np.array([r]))[0]))
+            else:
+                value = self.smooth_value if self.smooth_value is not None else SMOOTHING[self.smooth]
+                _, prec, bps = _sacrebleu_score(row[None, :], order, self.smooth, value, self.effective_order)
+                precisions, bp = prec[0], float(bps[0])
+                if not (m > 0).any():
+                    precisions = np.zeros(order)
+        return {
+            "score": float(self.score(row)),
+            "precisions": [float(p) for p in precisions],
+            "bp": bp,
+            "ratio": hyp_len / ref_len if ref_len else 0.0,
+            "hyp_len": hyp_len,
+            "ref_len": ref_len,
+            "matches": [float(x) for x in m],
+            "counts": [float(x) for x in c],
+        }
+
+
+def format_bleu(breakdown: dict[str, object], name: str = "BLEU") -> str:
+    """sacrebleu's one-line summary: ``BLEU = 32.45 63.2/38.1/25.0/17.3 (BP = 0.981 ratio = ...)``."""
+    precisions = "/".join(f"{100 * p:.1f}" for p in breakdown["precisions"])  # type: ignore[union-attr]
+    return (
+        f"{name} = {100 * breakdown['score']:.2f} {precisions} (BP = {breakdown['bp']:.3f} "
+        f"ratio = {breakdown['ratio']:.3f} hyp_len = {_int_or_float(breakdown['hyp_len'])} "
+        f"ref_len = {_int_or_float(breakdown['ref_len'])})"
+    )
+
+
+def _int_or_float(x: object) -> str:
+    value = float(x)  # type: ignore[arg-type]
+    return f"{int(value):d}" if value.is_integer() else f"{value:.1f}"
