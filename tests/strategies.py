@@ -1,0 +1,42 @@
+"""Hypothesis strategies: small random acyclic hypergraphs and lattices (with shuffled node ids, so the
+builder's topological sort is exercised too)."""
+
+from __future__ import annotations
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder
+from hypertune.weights import Weights
+
+FEATURES = ("f0", "f1", "f2")
+WORDS = ("a", "b", "c", "d")
+values = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def hypergraphs(
+    draw: st.DrawFn, max_nodes: int = 6, max_arity: int = 2, lattice: bool = False, max_derivations: int = 3000
+) -> Hypergraph:
+    n = draw(st.integers(1 if not lattice else 2, max_nodes))
+    permutation = draw(st.permutations(range(n)))
+    builder = HypergraphBuilder()
+    builder.add_nodes(n)
+    if lattice:
+        builder.add_edge(permutation[0], [], {}, [])
+    for v in range(n):
+        if lattice and v == 0:
+            continue
+        for _ in range(draw(st.integers(1, 3))):
+            arity = 1 if lattice else draw(st.integers(0, min(max_arity, v)))
+            tails = [draw(st.integers(0, v - 1)) for _ in range(arity)]
+            features = draw(st.dictionaries(st.sampled_from(FEATURES), values, max_size=3))
+            words = draw(st.lists(st.sampled_from(WORDS), max_size=2))
+            target = [*words[:1], *range(arity), *words[1:]]
+            builder.add_edge(permutation[v], [permutation[t] for t in tails], features, target)
+    hg = builder.build(permutation[n - 1], trim_graph=True)
+    assume(hg.count_derivations() <= max_derivations)
+    return hg
+
+
+weights = st.builds(lambda vs: Weights(dict(zip(FEATURES, vs, strict=True))), st.tuples(values, values, values))

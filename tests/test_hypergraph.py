@@ -1,0 +1,167 @@
+"""The hypergraph structure: builders, validation errors, trimming, conversions."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from strategies import hypergraphs
+
+from hypertune import algorithms as A
+from hypertune.errors import GraphError
+from hypertune.generate import random_hypergraph, random_kbest
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder, from_kbest, from_networkx, trim
+from hypertune.weights import Weights
+
+
+def small_forest() -> Hypergraph:
+    b = HypergraphBuilder()
+    goal, x, the, house = b.add_node("S"), b.add_node("X"), b.add_node("X"), b.add_node("X")  # goal added first
+    b.add_edge(the, [], {"tm": -1.0}, "the")
+    b.add_edge(house, [], {"tm": -0.5}, "house")
+    b.add_edge(house, [], {"tm": -0.7, "oov": 1}, "home")
+    b.add_edge(x, [the, house], {"glue": 1}, "[1] [2]")
+    b.add_edge(x, [the, house], {"tm": -2.0}, "[2] of [1]")
+    b.add_edge(goal, [x], {}, "<s> [1] </s>")
+    return b.build(goal)
+
+
+def test_builder_sorts_topologically_and_groups_edges():
+    hg = small_forest()
+    assert hg.goal == 3 and hg.num_edges == 6
+    assert np.all(np.diff(hg.head) >= 0)
+    for e in range(hg.num_edges):
+        assert np.all(hg.edge_tails(e) < hg.head[e])
+    assert hg.describe() == {"nodes": 4, "edges": 6, "derivations": 4, "max_arity": 2, "features": 3, "lattice": False}
+    best = A.viterbi(hg, Weights({"tm": 1.0, "glue": 0.1}))
+    assert best.text == "<s> the house </s>"
+    assert best.features == {"tm": -1.5, "glue": 1.0}
+    assert hg.node_labels[-1] == "S"
+    assert (
+        hg.target_text(int(np.flatnonzero(hg.features[:, hg.feature_space.get("tm")].toarray() == -2.0)[0]))
+        == "[2] of [1]"
+    )
+
+
+def test_validation_errors_are_clear():
+    b = HypergraphBuilder()
+    a, c, goal = b.add_nodes(3)
+    b.add_edge(a, [c])
+    b.add_edge(c, [a])
+    b.add_edge(goal, [c])
+    with pytest.raises(GraphError, match=r"cycle through node \d -> \d -> \d"):
+        b.build(goal)
+    with pytest.raises(GraphError, match="empty"):
+        HypergraphBuilder().build()
+    b = HypergraphBuilder()
+    a, c = b.add_nodes(2)
+    b.add_edge(c, [5])
+    with pytest.raises(GraphError, match="dangling"):
+        b.build()
+    b = HypergraphBuilder()
+    a, c = b.add_nodes(2)
+    b.add_edge(c, [a])
+    with pytest.raises(GraphError, match="node 0 has no in-edge"):
+        b.build()
+    with pytest.raises(GraphError, match="unreachable"):
+        b.build(trim_graph=True)
+    b = HypergraphBuilder()
+    a = b.add_node()
+    b.add_edge(a, [], {"x": float("nan")})
+    with pytest.raises(GraphError, match="finite"):
+        b.build()
+    b = HypergraphBuilder()
+    a = b.add_node()
+    with pytest.raises(GraphError, match="tail 2"):
+        b.add_edge(a, [], None, "[2]")
+    hg = small_forest()
+    with pytest.raises(GraphError, match="not before its head"):
+        Hypergraph(
+            hg.num_nodes,
+            hg.head,
+            hg.tail_offsets,
+            hg.tails[::-1],
+            hg.features,
+            hg.target_offsets,
+            hg.target,
+            hg.feature_space,
+            hg.vocabulary,
+        )
+    with pytest.raises(GraphError, match="uses the goal"):
+        b = HypergraphBuilder()
+        a, c = b.add_nodes(2)
+        b.add_edge(a, [])
+        b.add_edge(c, [a])
+        b.add_edge(a, [c])
+        b.build(c)
+
+
+def test_trim_keeps_only_useful_parts():
+    b = HypergraphBuilder()
+    a, dead, orphan, goal = b.add_nodes(4)
+    b.add_edge(a, [], {}, "a")
+    b.add_edge(dead, [a], {}, "dead")  # derivable, but no path to the goal
+    b.add_edge(goal, [a], {}, "[1] b")
+    b.add_edge(goal, [orphan], {}, "[1] c")  # orphan has no derivation
+    hg = b.build(goal, trim_graph=True)
+    assert (hg.num_nodes, hg.num_edges, hg.count_derivations()) == (2, 2, 1)
+    assert A.viterbi(hg, Weights()).text == "a b"
+    keep = np.ones(hg.num_edges, dtype=bool)
+    keep[0] = False
+    with pytest.raises(GraphError, match="unreachable"):
+        trim(hg, keep)
+
+
+@given(hypergraphs())
+def test_trim_preserves_derivations(hg):
+    assert trim(hg).count_derivations() == hg.count_derivations()
+
+
+def test_kbest_list_is_a_degenerate_lattice():
+    hg = from_kbest([("a b c", {"lm": -3, "tm": -1}), (["a", "c"], {"lm": -2, "tm": -2.5}), ("b", {"lm": -3.5})])
+    assert hg.is_lattice and hg.num_nodes == 2 and hg.num_edges == 4 and hg.count_derivations() == 3
+    best = A.kbest(hg, Weights({"lm": 1, "tm": 1}), 3)
+    assert [d.text for d in best] == ["b", "a b c", "a c"]
+    assert [d.derivation.edge for d in best] == [3, 1, 2]
+    with pytest.raises(GraphError, match="empty k-best"):
+        from_kbest([])
+
+
+def test_networkx_round_trip_for_lattices():
+    g = nx.MultiDiGraph()
+    g.add_edge("s", "m", words="the", features={"lm": -1})
+    g.add_edge("s", "m", words="a", features={"lm": -2})
+    g.add_edge("m", "e1", words=["big", "house"], features={"lm": -3})
+    g.add_edge("m", "e2", words="home", features={"lm": -1})
+    hg = from_networkx(g)
+    assert hg.is_lattice and hg.count_derivations() == 4
+    assert A.viterbi(hg, Weights({"lm": 1})).text == "the home"
+    back = hg.to_networkx()
+    assert back.number_of_edges() == hg.num_edges - 1
+    again = from_networkx(back)
+    assert again.count_derivations() == hg.count_derivations()
+    assert A.viterbi(again, Weights({"lm": 1})).text == "the home"
+    g.add_edge("e2", "s")
+    with pytest.raises(GraphError, match="cycle"):
+        from_networkx(g)
+
+
+def test_forest_to_networkx_is_bipartite():
+    hg = small_forest()
+    g = hg.to_networkx()
+    assert g.number_of_nodes() == hg.num_nodes + hg.num_edges
+    assert g.number_of_edges() == hg.num_edges + int(hg.arity.sum())
+    assert nx.is_directed_acyclic_graph(g)
+
+
+def test_generator_is_seeded_and_realistic():
+    a = random_hypergraph(2000, seed=3)
+    b = random_hypergraph(2000, seed=3)
+    assert np.array_equal(a.tails, b.tails) and np.allclose(a.features.toarray(), b.features.toarray())
+    assert 1500 <= a.num_edges <= 2300 and a.max_arity == 2
+    assert 10**3 < a.count_derivations() < 10**60
+    lattice = random_hypergraph(500, lattice=True, seed=1)
+    assert lattice.is_lattice
+    assert trim(a).num_edges == a.num_edges  # every generated edge is useful
+    assert random_kbest(7, seed=0).count_derivations() == 7
