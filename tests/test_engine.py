@@ -235,6 +235,20 @@ def test_large_random_forest_fast_equals_generic():
     assert A.kbest(hg, w, 50)[-1].score <= A.kbest(hg, w, 10)[-1].score
 
 
+def test_log_outside_is_exact_far_from_zero_and_with_impossible_edges():
+    hg = random_hypergraph(400, num_features=3, seed=8)
+    scores = Weights({"F0": 300.0, "F1": -200.0}).edge_scores(hg)
+    scores[::7] = -np.inf  # edges that can never be used
+    fast = A.outside(hg, LogSemiring(), scores, engine="compiled")
+    slow = np.array(A.outside(hg, LogSemiring(), scores, engine="generic"))
+    assert np.array_equal(np.isinf(fast), np.isinf(slow))
+    finite = np.isfinite(slow)
+    np.testing.assert_allclose(fast[finite], slow[finite], rtol=1e-9)
+    beta = np.array(A.inside(hg, LogSemiring(), scores, engine="generic"))
+    log_marginals = (slow + beta - beta[hg.goal])[finite]
+    assert log_marginals.min() < -1000  # far beyond exp's range, still finite: no underflow to -inf
+
+
 def test_compiled_engine_refuses_values_it_cannot_take():
     hg = random_hypergraph(50, seed=1)
     with pytest.raises(ValueError, match="no compiled kernel"):

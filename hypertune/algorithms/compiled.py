@@ -92,13 +92,25 @@ def scalar_inside(mode, node_offsets, tail_offsets, tails, values):  # pragma: n
 
 @_jit
 def scalar_outside(mode, head, tail_offsets, tails, values, inside):  # pragma: no cover - compiled
-    """α(goal) = one; α(u) ⊕= α(head(e)) ⊗ k_e ⊗ ⊗_{w ∈ tails(e), w ≠ u} β(w), edges top-down."""
+    """α(goal) = one; α(u) ⊕= α(head(e)) ⊗ k_e ⊗ ⊗_{w ∈ tails(e), w ≠ u} β(w), edges top-down.
+
+    In log mode each node accumulates a running maximum ``top`` and ``Σ exp(x - top)``: one exp per
+    (edge, tail) and one log per node, instead of a log-sum-exp per (edge, tail).
+    """
     n = inside.size
-    outside = np.full(n, _zero(mode))
-    outside[n - 1] = _one(mode)
     zero = _zero(mode)
+    outside = np.full(n, zero)
+    top = np.full(n, -math.inf)
+    scaled = np.zeros(n)
+    outside[n - 1] = _one(mode)
+    top[n - 1], scaled[n - 1] = 0.0, 1.0
+    current = -1
     for e in range(head.size - 1, -1, -1):
-        above = outside[head[e]]
+        h = head[e]
+        if mode == LOG and h != current:
+            current = h
+            outside[h] = top[h] + math.log(scaled[h]) if scaled[h] > 0.0 else -math.inf
+        above = outside[h]
         if above == zero:
             continue
         start, stop = tail_offsets[e], tail_offsets[e + 1]
@@ -108,7 +120,15 @@ def scalar_outside(mode, head, tail_offsets, tails, values, inside):  # pragma: 
             for j in range(start, stop):
                 if j != i:
                     x = _times(mode, x, inside[tails[j]])
-            outside[tails[i]] = _plus(mode, outside[tails[i]], x)
+            u = tails[i]
+            if mode == LOG:
+                if x > top[u]:
+                    scaled[u] = scaled[u] * math.exp(top[u] - x) + 1.0
+                    top[u] = x
+                elif x > -math.inf:
+                    scaled[u] += math.exp(x - top[u])
+            else:
+                outside[u] = _plus(mode, outside[u], x)
     return outside
 
 

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             {"graph": i, "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best]}
         )
         for rank, d in enumerate(best):
-            prefix = f"{i}" if args.kbest == 1 else f"{i}.{rank}"
+            prefix = f"{i}" if args.kbest == 1 and not args.unique else f"{i}\t{rank + 1}"
             lines.append(f"{prefix}\t{d.score:.6g}\t{d.text}")
             if args.features:
                 lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
