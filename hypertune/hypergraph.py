@@ -158,7 +158,7 @@ class Hypergraph:
     def is_lattice(self) -> bool:
         """True if every edge has one tail except a single axiom (the start node's)."""
         arity = self.arity
-        return int(np.count_nonzero(arity == 0)) == 1 and bool(np.all(arity <= 1)) and arity[0] == 0
+        return bool(np.count_nonzero(arity == 0) == 1 and np.all(arity <= 1) and arity[0] == 0)
 
     def in_edges(self, node: int) -> range:
         return range(int(self.node_offsets[node]), int(self.node_offsets[node + 1]))

@@ -31,6 +31,8 @@ def emit(args: argparse.Namespace, summary: str, payload: dict[str, Any]) -> Non
 def _json_default(obj: Any) -> Any:
     import numpy as np
 
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):

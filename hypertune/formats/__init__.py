@@ -1,6 +1,18 @@
-"""Readers and writers of decoder search spaces and weights; one module per format, one sniffing registry."""
+"""Readers and writers of decoder search spaces and weights; one module per format, one sniffing registry.
 
-from hypertune.formats import hypertune_json  # noqa: F401  (registers the format)
+Registration order is sniffing order: the most specific sniffers come first.
+"""
+
+from hypertune.formats import (  # noqa: F401
+    cache,
+    cdec_json,
+    extractor,
+    hypertune_json,  # noqa: F401  (registers the format)
+    moses_hypergraph,
+    nbest,
+    plf,
+)
+from hypertune.formats.references import read_references
 from hypertune.formats.registry import FORMATS, GraphFormat, detect_format, read_graphs, register, write_graphs
 from hypertune.formats.weights import read_weights, write_weights
 
@@ -9,6 +21,7 @@ __all__ = [
     "GraphFormat",
     "detect_format",
     "read_graphs",
+    "read_references",
     "read_weights",
     "register",
     "write_graphs",

@@ -28,6 +28,7 @@ class GraphFormat:
     sniff: Callable[[str], bool]
     read: Reader
     write: Writer | None = None
+    sniff_bytes: Callable[[bytes], bool] | None = None  # for binary formats (checked before the text sniffers)
 
 
 FORMATS: dict[str, GraphFormat] = {}
@@ -40,6 +41,11 @@ def register(fmt: GraphFormat) -> GraphFormat:
 
 def detect_format(path: str) -> GraphFormat:
     """The format whose sniffer recognises the file, or an :class:`InputError` listing the formats."""
+    with open(path, "rb") as raw:
+        magic = raw.read(64)
+    for fmt in FORMATS.values():
+        if fmt.sniff_bytes is not None and fmt.sniff_bytes(magic):
+            return fmt
     head = read_head(path)
     for fmt in FORMATS.values():
         if fmt.sniff(head):
@@ -54,11 +60,20 @@ def get_format(name: str) -> GraphFormat:
         raise UsageError(f"unknown format {name!r}; known formats: {', '.join(FORMATS)}") from None
 
 
+#: Files a corpus directory may hold besides its graphs: kbmira's hgdir keeps its weights in ``weights``.
+NOT_GRAPHS = frozenset({"weights", "weights.txt", "dense.weights", "sparse.weights"})
+
+
 def corpus_files(path: str) -> list[str]:
-    """A file, or the files of a directory ordered by the first number in their names (sentence ids)."""
+    """A file, or the files of a directory ordered by the first number in their names (sentence ids).
+    Hidden files and weights files (:data:`NOT_GRAPHS`, e.g. an hgdir's ``weights``) are skipped."""
     if not os.path.isdir(path):
         return [path]
-    names = [n for n in os.listdir(path) if not n.startswith(".") and os.path.isfile(os.path.join(path, n))]
+    names = [
+        n
+        for n in os.listdir(path)
+        if not n.startswith(".") and n not in NOT_GRAPHS and os.path.isfile(os.path.join(path, n))
+    ]
 
     def key(name: str) -> tuple[int, int | str, str]:
         match = re.search(r"\d+", name)

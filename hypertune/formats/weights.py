@@ -1,35 +1,93 @@
-"""Weights files: ``name value`` lines (cdec, Joshua, kbmira sparse), ``Name= v1 v2 ...`` lines (Moses),
-and JSON objects. Several files may be given; later ones override earlier ones.
+"""Weights files, read with format detection and written in whatever format the decoder reads.
 
-A Moses line with several values names the components ``Name_0``, ``Name_1``, ... (as Moses's n-best
-lists do); a single value keeps the plain name.
+Read (several files may be given; later ones override earlier ones):
+
+* ``name value`` lines: cdec, Joshua, kbmira ``--sparse-init``. A Joshua config file (``key = value``
+  settings mixed with ``name value`` weight lines) reads its weight lines only.
+* Moses ``Name= v1 v2 ...`` lines (moses.ini ``[weight]`` sections, kbmira ``--dense-init``), old
+  moses.ini ``[weight-X]`` sections (one value a line; ``[weight-l]`` is ``lm``, ``[weight-t]`` is
+  ``tm``). The values of all lines labelled ``Name=`` in a file are the components of feature ``Name``
+  in order: one component keeps the plain name, ``k > 1`` components are ``Name_0 .. Name_{k-1}``
+  (canonical names, see :mod:`hypertune.formats._common`). So kbmira's one-component-per-line dense file
+  and moses.ini's one-line form give the same names, and match Moses hypergraphs' 1-based ``Name_1=``.
+* JSON objects ``{"name": value}`` (or ``{"weights": {...}}``).
+* Z-MERT parameter files (``name ||| value Opt min max ...``; names may contain spaces).
+* Positional files: kbmira's legacy single line of numbers and Moses ``mert``'s ``init.opt`` (three lines:
+  start, minimum, maximum; the start line is the weights). Both need the feature order (from the n-best
+  list or FEATSTAT header): pass ``feature_names``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from hypertune.errors import InputError, UsageError
+from hypertune.formats._common import component_names, format_number
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.weights import Weights
 
-WeightsFormat = Literal["cdec", "moses", "json"]
+WeightsFormat = Literal["cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"]
+WEIGHTS_FORMATS = ("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert")
+_OLD_SECTIONS = {"l": "lm", "t": "tm"}
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|nan)$", re.IGNORECASE)
+_CONFIG = re.compile(r"^\s*[\w.-]+\s*=\s*(\S*)")
 
 
-def read_weights(paths: str | Iterable[str]) -> Weights:
-    """Read and merge weights files (later files override earlier ones)."""
+def read_weights(paths: str | Iterable[str], feature_names: Sequence[str] | None = None) -> Weights:
+    """Read and merge weights files (later files override earlier ones); see the module docstring."""
     weights = Weights()
     for path in [paths] if isinstance(paths, str) else paths:
-        with open_text(path) as handle:
-            text = handle.read()
-        if text.lstrip().startswith("{"):
-            weights.update(_read_json(text, path))
-        else:
-            weights.update(_read_lines(text, path))
+        weights.update(read_weights_file(path, feature_names))
     return weights
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open_text(path) as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise InputError("no such weights file", path) from None
+    except (UnicodeDecodeError, EOFError, OSError) as error:
+        raise InputError(f"cannot read the weights file ({error})", path) from None
+
+
+def detect_weights_format(text: str) -> str:
+    """``json``, ``zmert``, ``moses-ini``, ``positional``, ``joshua-config`` or ``lines``."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return "json"
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if lines and all("|||" in line for line in lines if not line.startswith("normalization")):
+        return "zmert"
+    if any(line.startswith("[") and line.endswith("]") for line in lines):
+        return "moses-ini"
+    if lines and all(all(_NUMBER.match(f) for f in line.split()) for line in lines):
+        return "positional"
+    for line in lines:
+        match = _CONFIG.match(line)
+        if match and match.group(1) and not _NUMBER.match(match.group(1)):
+            return "joshua-config"
+    return "lines"
+
+
+def read_weights_file(path: str, feature_names: Sequence[str] | None = None) -> dict[str, float]:
+    text = _read_text(path)
+    kind = detect_weights_format(text)
+    if kind == "json":
+        return _read_json(text, path)
+    if kind == "zmert":
+        return {p.name: p.value for p in read_zmert_params(path, text)}
+    if kind == "positional":
+        return read_positional(path, feature_names, text)[0]
+    if kind == "moses-ini":
+        return _read_moses_ini(text, path)
+    return _read_lines(text, path, config=kind == "joshua-config")
 
 
 def _read_json(text: str, path: str) -> dict[str, float]:
@@ -49,41 +107,216 @@ def _read_json(text: str, path: str) -> dict[str, float]:
     return out
 
 
-def _read_lines(text: str, path: str) -> dict[str, float]:
-    out: dict[str, float] = {}
+def _numbers(values: list[str], name: str, path: str, number: int) -> list[float]:
+    try:
+        out = [float(v) for v in values]
+    except ValueError:
+        raise InputError(f"expected numbers after {name!r}, got {' '.join(values)!r}", path, number) from None
+    if not all(math.isfinite(v) for v in out):
+        raise InputError(f"weight {name!r} must be finite", path, number)
+    return out
+
+
+class _Collector:
+    """Plain ``name value`` weights plus ``Name=`` component lists, named canonically at the end."""
+
+    def __init__(self) -> None:
+        self.plain: dict[str, float] = {}
+        self.dense: dict[str, list[float]] = {}
+        self.order: list[tuple[str, str]] = []
+
+    def add_plain(self, name: str, value: float) -> None:
+        self.plain[name] = value
+        self.order.append(("plain", name))
+
+    def add_dense(self, name: str, values: list[float]) -> None:
+        if name not in self.dense:
+            self.dense[name] = []
+            self.order.append(("dense", name))
+        self.dense[name].extend(values)
+
+    def result(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for kind, name in self.order:
+            if kind == "plain":
+                out[name] = self.plain[name]
+            else:
+                values = self.dense[name]
+                out.update(zip(component_names(name, len(values)), values, strict=True))
+        return out
+
+
+def _read_lines(text: str, path: str, config: bool = False) -> dict[str, float]:
+    collector = _Collector()
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        fields = line.split()
-        name = fields[0]
-        values = fields[1:]
-        if name.endswith("="):
-            name = name[:-1]
-        elif "=" in name and len(fields) == 1:
-            name, values = name.split("=", 1)[0], [name.split("=", 1)[1]]
+        if config and (_CONFIG.match(line) or len(line.split()) != 2):
+            continue  # a Joshua setting, not a weight
+        _line(collector, line, raw, path, number)
+    return collector.result()
+
+
+def _line(collector: _Collector, line: str, raw: str, path: str, number: int) -> None:
+    fields = line.split()
+    name, values = fields[0], fields[1:]
+    if name.endswith("="):
+        name = name[:-1]
         if not name or not values:
-            raise InputError(f"expected 'name value' or 'Name= v1 v2 ...', got {raw.strip()!r}", path, number)
+            raise InputError(f"expected 'Name= v1 v2 ...', got {raw.strip()!r}", path, number)
+        collector.add_dense(name, _numbers(values, name, path, number))
+        return
+    if "=" in name and len(fields) == 1:
+        name, value = name.rsplit("=", 1)
+        values = [value]
+    if not name or len(values) != 1:
+        raise InputError(f"expected 'name value' or 'Name= v1 v2 ...', got {raw.strip()!r}", path, number)
+    collector.add_plain(name, _numbers(values, name, path, number)[0])
+
+
+def _read_moses_ini(text: str, path: str) -> dict[str, float]:
+    collector = _Collector()
+    section = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        if section == "weight":
+            _line(collector, line, raw, path, number)
+        elif section is not None and section.startswith("weight-"):
+            key = section[len("weight-") :]
+            collector.add_dense(_OLD_SECTIONS.get(key, key), _numbers(line.split(), section, path, number))
+    return collector.result()
+
+
+@dataclass(frozen=True)
+class ZmertParam:
+    name: str
+    value: float
+    optimize: bool
+    minimum: float
+    maximum: float
+    random_min: float | None = None
+    random_max: float | None = None
+
+
+def read_zmert_params(path: str, text: str | None = None) -> list[ZmertParam]:
+    """The parameters of a Z-MERT parameter file, in order (their order names the candidates' features)."""
+    text = _read_text(path) if text is None else text
+    params = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("normalization"):
+            continue
+        if "|||" not in line:
+            raise InputError(f"expected 'name ||| value Opt|Fix min max ...', got {line!r}", path, number)
+        name, rest = (part.strip() for part in line.split("|||", 1))
+        fields = rest.split()
+        if not name or len(fields) < 4 or fields[1] not in ("Opt", "Fix"):
+            raise InputError(
+                f"expected 'name ||| value Opt|Fix min max [rand-min rand-max]', got {line!r}", path, number
+            )
+        value = _numbers([fields[0]], name, path, number)[0]
         try:
-            numbers = [float(v) for v in values]
+            bounds = [float(f) for f in fields[2:]]
         except ValueError:
-            raise InputError(f"expected numbers after {name!r}, got {' '.join(values)!r}", path, number) from None
-        if not all(math.isfinite(v) for v in numbers):
-            raise InputError(f"weight {name!r} must be finite", path, number)
-        if len(numbers) == 1:
-            out[name] = numbers[0]
-        else:
-            out.update({f"{name}_{i}": v for i, v in enumerate(numbers)})
-    return out
+            raise InputError(f"bad bounds for {name!r}: {' '.join(fields[2:])!r}", path, number) from None
+        extra = bounds[2:4] + [None, None]
+        params.append(ZmertParam(name, value, fields[1] == "Opt", bounds[0], bounds[1], extra[0], extra[1]))
+    if not params:
+        raise InputError("no parameters in the Z-MERT parameter file", path)
+    return params
 
 
-def write_weights(weights: Weights, path: str, format: WeightsFormat = "cdec") -> None:
-    """Write weights atomically as ``name value`` lines (cdec), ``name= value`` lines (Moses) or JSON."""
+def read_positional(
+    path: str, feature_names: Sequence[str] | None, text: str | None = None
+) -> tuple[dict[str, float], dict[str, float] | None, dict[str, float] | None]:
+    """A kbmira legacy dense line (start only) or Moses ``init.opt`` (start, min, max), named by
+    ``feature_names`` in order. Returns ``(start, minimum, maximum)`` (the last two ``None`` for one line)."""
+    text = _read_text(path) if text is None else text
+    rows = [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if feature_names is None:
+        raise UsageError(
+            f"{path}: positional weights (a line of numbers / init.opt) need the feature order; give the n-best "
+            "list or FEATSTAT file they belong to"
+        )
+    if len(rows) not in (1, 3):
+        raise InputError(f"expected one line of weights or three (start, min, max), got {len(rows)} lines", path)
+    vectors = []
+    for number, fields in rows:
+        if len(fields) != len(feature_names):
+            raise InputError(
+                f"expected {len(feature_names)} numbers (one per feature: {' '.join(feature_names[:6])} ...), "
+                f"got {len(fields)}",
+                path,
+                number,
+            )
+        try:
+            values = [float(f) for f in fields]
+        except ValueError:
+            raise InputError(f"expected numbers, got {' '.join(fields)!r}", path, number) from None
+        vectors.append(dict(zip(feature_names, values, strict=True)))
+    start = vectors[0]
+    bad = [k for k, v in start.items() if not math.isfinite(v)]
+    if bad:
+        raise InputError(f"start weight {bad[0]!r} must be finite", path, rows[0][0])
+    if len(vectors) == 1:
+        return start, None, None
+    return start, vectors[1], vectors[2]
+
+
+def read_mert_init(path: str, feature_names: Sequence[str]) -> tuple[Weights, dict[str, float], dict[str, float]]:
+    """Moses ``mert`` ``init.opt``: start weights and the minimum and maximum of each (may be infinite)."""
+    start, low, high = read_positional(path, feature_names)
+    if low is None or high is None:
+        raise InputError("expected three lines (start, minimum, maximum)", path)
+    return Weights(start), low, high
+
+
+def _dense_groups(weights: Weights) -> list[tuple[str, list[float]]]:
+    """Group canonical names back into Moses features: ``X_0 .. X_{k-1}`` in order -> ``X`` with k values."""
+    items = list(weights.items())
+    groups: list[tuple[str, list[float]]] = []
+    i = 0
+    while i < len(items):
+        name, value = items[i]
+        match = re.match(r"^(.+)_0$", name)
+        if match:
+            prefix = match.group(1)
+            values = [value]
+            while i + len(values) < len(items) and items[i + len(values)][0] == f"{prefix}_{len(values)}":
+                values.append(items[i + len(values)][1])
+            if len(values) > 1:
+                groups.append((prefix, values))
+                i += len(values)
+                continue
+        groups.append((name, [value]))
+        i += 1
+    return groups
+
+
+def format_weights(weights: Weights, format: str = "cdec") -> str:
     if format == "json":
-        text = json.dumps(dict(weights), indent=2) + "\n"
-    elif format in ("cdec", "moses"):
-        separator = "= " if format == "moses" else " "
-        text = "".join(f"{name}{separator}{value!r}\n" for name, value in weights.items())
-    else:
-        raise UsageError(f"unknown weights format {format!r} (cdec, moses, json)")
-    write_atomically(path, text)
+        return json.dumps(dict(weights), indent=2) + "\n"
+    if format == "cdec":
+        return "".join(f"{name} {format_number(value)}\n" for name, value in weights.items())
+    if format in ("moses", "moses-ini"):
+        lines = [f"{name}= {' '.join(format_number(v) for v in values)}\n" for name, values in _dense_groups(weights)]
+        return ("[weight]\n" if format == "moses-ini" else "") + "".join(lines)
+    if format == "kbmira-dense":
+        return "".join(f"{name}= {format_number(v)}\n" for name, values in _dense_groups(weights) for v in values)
+    if format == "zmert":
+        body = "".join(f"{name}\t|||\t{format_number(v)}\tOpt\t-Inf\t+Inf\t-1\t+1\n" for name, v in weights.items())
+        return body + "normalization = none\n"
+    raise UsageError(f"unknown weights format {format!r} ({', '.join(WEIGHTS_FORMATS)})")
+
+
+def write_weights(weights: Weights, path: str, format: WeightsFormat | str = "cdec") -> None:
+    """Write weights atomically: ``cdec`` (``name value``), ``moses`` (``Name= v1 v2 ...``, components
+    grouped), ``moses-ini`` (the same under ``[weight]``), ``kbmira-dense`` (``Name= value`` per component),
+    ``json`` or ``zmert`` (a parameter file)."""
+    write_atomically(path, format_weights(weights, format))
