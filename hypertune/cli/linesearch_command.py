@@ -1,0 +1,103 @@
+"""``hypertune linesearch``: one exact MERT line search, reported in detail."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from hypertune.cli.common import add_output_options, emit
+from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
+from hypertune.errors import UsageError
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.linesearch import line_search
+from hypertune.tuners.mert import LineSearcher
+
+EXAMPLE = """examples:
+  hypertune linesearch forest0.json.gz forest1.json.gz --refs lo_test.ref. --weights w --direction WordPenalty \\
+      --metric ibm-bleu
+  hypertune linesearch nbest.txt --refs ref --weights w --direction lm=1,tm_0=-0.5 --json
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "linesearch",
+        help="one exact line search along a direction (envelopes, segments, best step)",
+        description="Compute every sentence's upper envelope along w + γ·d, merge the error surfaces and print "
+        "the envelope sizes, the number of segments, the best step γ and its score.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument(
+        "--weights",
+        "-w",
+        action="append",
+        required=True,
+        metavar="W",
+        help="the point w (any weights format, repeatable)",
+    )
+    parser.add_argument(
+        "--direction",
+        "-d",
+        required=True,
+        metavar="NAME|VECTOR",
+        help="a feature name (its unit vector), name=value,... pairs, or comma-separated numbers "
+        "in the order of the features of the input",
+    )
+    add_metric_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def parse_direction(text: str, tuning_set: TuningSet) -> np.ndarray:
+    names = tuning_set.feature_space.names
+    vector = np.zeros(len(names))
+    parts = [p for p in text.split(",") if p.strip()]
+    try:
+        if len(parts) == 1 and "=" not in parts[0] and parts[0] in names:
+            vector[names.index(parts[0])] = 1.0
+        elif all("=" in p for p in parts):
+            for part in parts:
+                name, _, value = part.partition("=")
+                if name.strip() not in names:
+                    raise UsageError(f"--direction: no feature {name.strip()!r} in the input")
+                vector[names.index(name.strip())] = float(value)
+        else:
+            values = [float(p) for p in parts]
+            if len(values) != len(names):
+                raise UsageError(f"--direction: {len(values)} numbers for {len(names)} features ({', '.join(names)})")
+            vector[:] = values
+    except ValueError:
+        raise UsageError(f"--direction {text!r}: not a feature name, name=value pairs or numbers") from None
+    if not vector.any():
+        raise UsageError("--direction is the zero vector")
+    return vector
+
+
+def run(args: argparse.Namespace) -> int:
+    tuning_set = load_tuning_set(args)
+    weights, _ = load_weights(args.weights, tuning_set, args)
+    direction = parse_direction(args.direction, tuning_set)
+    searcher = LineSearcher(tuning_set)
+    surfaces = searcher.surfaces(weights.vector(tuning_set.feature_space), direction)
+    result = line_search(surfaces, tuning_set.score, tuning_set.metric.higher_is_better)
+    key = metric_key(tuning_set.metric)
+    payload = {
+        "envelope_sizes": surfaces.sizes.tolist(),
+        "segments": result.segments,
+        "breakpoints": result.breakpoints,
+        "best_step": result.gamma,
+        f"best_{key}": result.score,
+        "best_interval": list(result.interval),
+        f"{key}_at_zero": result.score_at_zero,
+    }
+    sizes = " ".join(map(str, surfaces.sizes[:20])) + (" ..." if len(surfaces.sizes) > 20 else "")
+    summary = (
+        f"envelope sizes: {sizes}\nsegments {result.segments}, distinct breakpoints {result.breakpoints}\n"
+        f"best step {result.gamma:.6g} in [{result.interval[0]:.6g}, {result.interval[1]:.6g}): "
+        f"{key.upper()} {result.score:.8f} (at step 0: {result.score_at_zero:.8f})"
+    )
+    emit(args, summary, payload)
+    return 0

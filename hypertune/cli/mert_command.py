@@ -1,0 +1,156 @@
+"""``hypertune mert``: minimum error rate training on n-best lists, lattices and hypergraphs."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from hypertune.cli.common import add_output_options, emit, show_progress
+from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
+from hypertune.errors import UsageError
+from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_weights
+from hypertune.tuners.mert import OPTIMIZERS, Mert
+
+EXAMPLE = """examples:
+  hypertune mert fixtures/mert/nbest.txt --refs fixtures/mert/ref --init fixtures/mert/init.weights --restarts 5
+  hypertune mert NBEST --refs REF.0 REF.1 REF.2 --init init.opt --restarts 20 --seed 1 --out moses.weights \\
+      --out-format moses
+  hypertune mert FEATSTAT.txt SCORESTAT.txt --init INIT --json
+  hypertune mert cand_database.txt --params params.txt --refs ref. --init params.txt
+  hypertune mert forests/ --refs ref.0 ref.1 --init weights --metric ibm-bleu --random-directions 10
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mert",
+        help="minimum error rate training (exact line search on k-best lists, lattices, forests)",
+        description="Optimize weights for a corpus metric with exact line searches through the envelope "
+        "semiring (Och 2003; Macherey et al. 2008; Kumar et al. 2009). Prints the metric before "
+        "and after and writes the weights.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument(
+        "--init",
+        "-i",
+        action="append",
+        required=True,
+        metavar="W",
+        help="start weights in any weights format, repeatable (later override earlier); Moses "
+        "init.opt's minimum and maximum lines bound the random restarts",
+    )
+    add_metric_options(parser)
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="coordinate", help="default: coordinate")
+    parser.add_argument("--restarts", type=int, default=0, help="random restarts besides the start point")
+    parser.add_argument(
+        "--random-directions", type=int, default=0, metavar="K", help="random directions per round (Cer et al. 2008)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="features kept at their start values (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--optimize",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="optimize only these features (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        help="bounds of a feature's weight, e.g. WordPenalty=-1:1 (repeatable)",
+    )
+    parser.add_argument("--positive", action="store_true", help="keep optimized weights >= 0")
+    parser.add_argument(
+        "--plateau",
+        choices=("none", "average", "minimum"),
+        default="none",
+        help="score intervals over a window of neighbours (Cer et al. 2008)",
+    )
+    parser.add_argument("--window", type=int, default=1, help="plateau window on each side (default 1)")
+    parser.add_argument(
+        "--normalize",
+        choices=("l1", "none"),
+        default="l1",
+        help="divide final weights by their L1 norm (default, as Moses) or not",
+    )
+    parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
+    parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _names(values: list[str]) -> list[str]:
+    return [name for value in values for name in value.split(",") if name]
+
+
+def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
+    bounds = {}
+    for value in values:
+        name, _, span = value.partition("=")
+        low, _, high = span.partition(":")
+        try:
+            bounds[name] = (float(low) if low else -math.inf, float(high) if high else math.inf)
+        except ValueError:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH") from None
+        if not name:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH")
+    return bounds
+
+
+def run(args: argparse.Namespace) -> int:
+    tuning_set = load_tuning_set(args)
+    init, box = load_weights(args.init, tuning_set, args)
+    report = (lambda message: print(f"mert: {message}", file=sys.stderr)) if show_progress(args) else None
+    mert = Mert(
+        optimizer=args.optimizer,
+        restarts=args.restarts,
+        random_directions=args.random_directions,
+        seed=args.seed,
+        fixed=_names(args.fix),
+        features=_names(args.optimize) or None,
+        bounds=parse_bounds(args.bounds),
+        positive=args.positive,
+        restart_box=box,
+        normalize=args.normalize,
+        plateau=args.plateau,
+        window=args.window,
+        n_jobs=args.jobs,
+        progress=report,
+    )
+    result = mert.fit(tuning_set, init)
+    if args.out:
+        write_weights(result.weights, args.out, args.out_format)
+    key = metric_key(tuning_set.metric)
+    payload = {
+        f"{key}_before": result.score_before,
+        f"{key}_after": result.score_after,
+        "weights": dict(result.weights),
+        "seconds": result.seconds,
+        "line_searches": result.line_searches,
+        "restart_scores": result.restarts,
+        "sentences": len(tuning_set),
+        "output": args.out,
+    }
+    summary = [
+        f"{key.upper()} before {result.score_before:.4f} after {result.score_after:.4f} "
+        f"({len(tuning_set)} sentences, {len(result.restarts)} start points, {result.line_searches} line "
+        f"searches, {result.seconds:.2f} s)"
+    ]
+    if args.out:
+        summary.append(f"weights written to {args.out}")
+    else:
+        summary.append(format_weights(result.weights, args.out_format).rstrip())
+    emit(args, "\n".join(summary), payload)
+    return 0

@@ -1,0 +1,1 @@
+"""Tuners: MERT, MIRA and friends, built on the engine and the metrics."""

@@ -1,0 +1,327 @@
+"""Minimum error rate training (Och 2003) on k-best lists, lattices and hypergraphs.
+
+All three search spaces go through one exact line search: the upper envelope of the derivations'
+lines along a direction (the envelope semiring; Macherey et al. 2008; Kumar et al. 2009; Dyer 2013),
+turned into error surfaces and merged over the corpus (:mod:`hypertune.tuners.linesearch`). k-best
+lists take the batched Och sweep (:func:`~hypertune.algorithms.envelope.kbest_envelopes`), graphs the
+compiled envelope inside pass, one sentence per thread.
+
+Optimizers (``optimizer=``):
+
+* ``coordinate`` — each round line-searches every unit direction of a free feature (and any random
+  directions) from the current point and moves along the best one (what Moses and Z-MERT do; Moses
+  calls it "powell").
+* ``powell`` — Powell's method: move along each direction in turn, then along the round's total
+  displacement, which replaces the direction that gained most (Press et al., *Numerical Recipes* 10.5).
+* ``random-directions`` — rounds of ``random_directions`` (default 10) random unit directions, moving
+  along each in turn (Cer et al. 2008).
+
+Random restarts draw start points uniformly from a box (Moses's ``init.opt`` minimum and maximum, or
+[-1, 1]); the given start point always runs too, and the best result wins. Everything random comes
+from ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from hypertune.algorithms.compiled import viterbi_inside
+from hypertune.algorithms.envelope import envelope_inside, envelope_yields, kbest_envelopes
+from hypertune.errors import UsageError
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
+from hypertune.weights import Weights
+
+Optimizer = Literal["coordinate", "powell", "random-directions"]
+OPTIMIZERS = ("coordinate", "powell", "random-directions")
+
+
+class LineSearcher:
+    """Error surfaces and model-best statistics of a tuning set, for any weights and direction."""
+
+    def __init__(self, tuning_set: TuningSet, n_jobs: int | None = None) -> None:
+        self.tuning_set = tuning_set
+        self.width = len(tuning_set.feature_space)
+        self.n_jobs = n_jobs
+        self.kbest = tuning_set.is_kbest
+        if self.kbest:
+            graphs = tuning_set.graphs
+            self.features = sp.vstack([g.feature_matrix(self.width)[1:] for g in graphs], format="csr")
+            self.offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs])))
+            self.stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in range(len(graphs))])
+            self.sentence_of = np.repeat(np.arange(len(graphs)), np.diff(self.offsets))
+        self.line_searches = 0
+        self.envelope_sizes: list[int] = []
+
+    def surfaces(self, w0: np.ndarray, direction: np.ndarray) -> ErrorSurfaces:
+        """Every sentence's error surface along ``w0 + γ·direction``."""
+        if self.kbest:
+            segment_offsets, left, hypothesis = kbest_envelopes(
+                self.offsets, self.features @ w0, self.features @ direction
+            )
+            return ErrorSurfaces.from_segments(segment_offsets, left, self.stats[hypothesis])
+        graphs = self.tuning_set.graphs
+
+        def one(hg):
+            matrix = hg.feature_matrix(self.width)
+            result = envelope_inside(hg, matrix @ w0, matrix @ direction)
+            tokens, offsets = envelope_yields(result)
+            return result.left, tokens, offsets
+
+        with ThreadPoolExecutor(self.n_jobs) as pool:
+            parts = list(pool.map(one, graphs))
+        lefts = [p[0] for p in parts]
+        sizes = np.array([left.size for left in lefts])
+        segment_offsets = np.concatenate(([0], np.cumsum(sizes)))
+        tokens = np.concatenate([p[1] for p in parts])
+        lengths = np.concatenate([np.diff(p[2]) for p in parts])
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        stats = self.tuning_set.batch_stats(tokens, offsets, np.repeat(np.arange(len(graphs)), sizes))
+        return ErrorSurfaces.from_segments(segment_offsets, np.concatenate(lefts), stats)
+
+    def best_stats(self, w: np.ndarray) -> np.ndarray:
+        """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
+        if self.kbest:
+            scores = self.features @ w
+            order = np.lexsort((-scores, self.sentence_of))
+            firsts = order[self.offsets[:-1]]
+            return self.stats[firsts].sum(axis=0)
+        yields = []
+        sentences = []
+        for s, hg in enumerate(self.tuning_set.graphs):
+            scores = hg.feature_matrix(self.width) @ w
+            _, best_edge = viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
+            yields.append(np.asarray(hg.derivation_yield(hg.derivation_from_backpointers(best_edge)), dtype=np.int64))
+            sentences.append(s)
+        offsets = np.concatenate(([0], np.cumsum([y.size for y in yields])))
+        stats = self.tuning_set.batch_stats(np.concatenate(yields), offsets, np.asarray(sentences, dtype=np.int64))
+        return stats.sum(axis=0)
+
+    def score(self, w: np.ndarray) -> float:
+        return float(self.tuning_set.score(self.best_stats(w)))
+
+
+@dataclass
+class MertResult:
+    weights: Weights
+    score_before: float
+    score_after: float
+    restarts: list[float] = field(default_factory=list)  # final score of each start point
+    line_searches: int = 0
+    seconds: float = 0.0
+
+
+class Mert:
+    """MERT with exact line search; scikit-learn style: configure, then :meth:`fit`.
+
+    ``fixed``: feature names kept at their initial values. ``features``: if given, only these are
+    optimized. ``bounds``: name -> (low, high). ``positive``: every optimized weight stays >= 0.
+    ``normalize``: ``"l1"`` divides the final weights by the sum of their absolute values (as Moses does;
+    the model-best derivations do not change), ``"none"`` keeps them as found.
+    """
+
+    def __init__(
+        self,
+        *,
+        optimizer: Optimizer = "coordinate",
+        restarts: int = 0,
+        random_directions: int = 0,
+        seed: int | None = None,
+        fixed: Iterable[str] = (),
+        features: Iterable[str] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        positive: bool = False,
+        restart_box: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
+        normalize: Literal["l1", "none"] = "l1",
+        plateau: Plateau = "none",
+        window: int = 1,
+        max_iterations: int = 100,
+        tolerance: float = 1e-7,
+        n_jobs: int | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        if optimizer not in OPTIMIZERS:
+            raise UsageError(f"unknown optimizer {optimizer!r} ({', '.join(OPTIMIZERS)})")
+        if restarts < 0 or random_directions < 0:
+            raise UsageError("restarts and random directions cannot be negative")
+        if normalize not in ("l1", "none"):
+            raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
+        self.optimizer = optimizer
+        self.restarts = restarts
+        self.random_directions = random_directions
+        self.seed = seed
+        self.fixed = set(fixed)
+        self.features = None if features is None else set(features)
+        self.bounds = dict(bounds or {})
+        self.positive = positive
+        self.restart_box = restart_box
+        self.normalize = normalize
+        self.plateau = plateau
+        self.window = window
+        self.max_iterations = max_iterations
+        self.tolerance = tolerance
+        self.n_jobs = n_jobs
+        self.progress = progress
+
+    # ------------------------------------------------------------------ public
+    def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
+        """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after."""
+        started = time.perf_counter()
+        space = tuning_set.feature_space
+        self._searcher = LineSearcher(tuning_set, self.n_jobs)
+        self._higher = tuning_set.metric.higher_is_better
+        width = len(space)
+        used = np.zeros(width, dtype=bool)
+        for hg in tuning_set.graphs:
+            used[np.unique(hg.features.indices)] = True
+        names = space.names
+        unknown = (self.fixed | (self.features or set()) | set(self.bounds)) - set(names)
+        if unknown:
+            raise UsageError(f"no such feature in the tuning set: {', '.join(sorted(unknown))}")
+        self._free = np.flatnonzero(
+            used
+            & np.array(
+                [n not in self.fixed and (self.features is None or n in self.features) for n in names], dtype=bool
+            )
+        )
+        if self._free.size == 0:
+            raise UsageError("no feature left to optimize")
+        self._low, self._high = self._bound_vectors(names)
+        start = np.clip(init.vector(space), self._low, self._high)
+        rng = np.random.default_rng(self.seed)
+        before = self._searcher.score(init.vector(space))
+        starts = [start, *self._random_starts(start, names, rng)]
+        finals = []
+        best_w, best_score = start, -math.inf
+        for number, point in enumerate(starts):
+            w, score = self._optimize(point, rng)
+            finals.append(score)
+            if self.progress:
+                self.progress(f"start {number + 1}/{len(starts)}: {score:.6f}")
+            if self._better(score, best_score) or number == 0:
+                best_w, best_score = w, score
+        after = self._searcher.score(best_w)
+        out = best_w / np.abs(best_w).sum() if self.normalize == "l1" and np.abs(best_w).sum() > 0 else best_w
+        weights = Weights(init)
+        weights.update(Weights.from_vector(space, out))
+        return MertResult(weights, before, after, finals, self._searcher.line_searches, time.perf_counter() - started)
+
+    def search(self, w: np.ndarray, direction: np.ndarray) -> LineSearchResult:
+        """One exact line search from ``w`` along ``direction`` within the bounds."""
+        low, high = -math.inf, math.inf
+        moving = np.flatnonzero(direction)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = (self._low[moving] - w[moving]) / direction[moving]
+            b = (self._high[moving] - w[moving]) / direction[moving]
+        if moving.size:
+            low = float(np.nanmax(np.minimum(a, b)))
+            high = float(np.nanmin(np.maximum(a, b)))
+        low, high = min(low, 0.0), max(high, 0.0)
+        surfaces = self._searcher.surfaces(w, direction)
+        self._searcher.line_searches += 1
+        self._searcher.envelope_sizes.append(surfaces.segments)
+        return line_search(
+            surfaces, self._searcher.tuning_set.score, self._higher, low, high, self.plateau, self.window
+        )
+
+    # ------------------------------------------------------------------ optimizers
+    def _optimize(self, start: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        w = start.copy()
+        score = self._searcher.score(w)
+        if self.optimizer == "powell":
+            return self._powell(w, score, rng)
+        for _ in range(self.max_iterations):
+            directions = self._round_directions(rng)
+            if self.optimizer == "coordinate":
+                results = [(self.search(w, d), d) for d in directions]
+                result, direction = max(results, key=lambda item: item[0].score if self._higher else -item[0].score)
+                if not self._better(result.score, score):
+                    break
+                w, score = w + result.gamma * direction, result.score
+            else:
+                improved = False
+                for d in directions:
+                    result = self.search(w, d)
+                    if self._better(result.score, score):
+                        w, score, improved = w + result.gamma * d, result.score, True
+                if not improved:
+                    break
+        return w, score
+
+    def _powell(self, w: np.ndarray, score: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        directions = self._round_directions(rng)
+        for _ in range(self.max_iterations):
+            origin, origin_score = w.copy(), score
+            largest_gain, largest = 0.0, 0
+            for k, d in enumerate(directions):
+                result = self.search(w, d)
+                if self._better(result.score, score):
+                    gain = abs(result.score - score)
+                    if gain > largest_gain:
+                        largest_gain, largest = gain, k
+                    w, score = w + result.gamma * d, result.score
+            if not self._better(score, origin_score):
+                break
+            displacement = w - origin
+            norm = np.linalg.norm(displacement)
+            if norm > 0:
+                displacement /= norm
+                result = self.search(w, displacement)
+                if self._better(result.score, score):
+                    w, score = w + result.gamma * displacement, result.score
+                directions[largest] = displacement
+        return w, score
+
+    def _round_directions(self, rng: np.random.Generator) -> list[np.ndarray]:
+        width = len(self._low)
+        directions = []
+        if self.optimizer != "random-directions":
+            for i in self._free:
+                d = np.zeros(width)
+                d[i] = 1.0
+                directions.append(d)
+        count = self.random_directions or (10 if self.optimizer == "random-directions" else 0)
+        for _ in range(count):
+            d = np.zeros(width)
+            d[self._free] = rng.standard_normal(self._free.size)
+            directions.append(d / np.linalg.norm(d))
+        return directions
+
+    # ------------------------------------------------------------------ helpers
+    def _better(self, new: float, old: float) -> bool:
+        return new > old + self.tolerance if self._higher else new < old - self.tolerance
+
+    def _bound_vectors(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        low = np.full(len(names), -math.inf)
+        high = np.full(len(names), math.inf)
+        for name, (lo, hi) in self.bounds.items():
+            if lo > hi:
+                raise UsageError(f"bounds of {name}: {lo} > {hi}")
+            i = names.index(name)
+            low[i], high[i] = lo, hi
+        if self.positive:
+            low[self._free] = np.maximum(low[self._free], 0.0)
+        return low, high
+
+    def _random_starts(self, start: np.ndarray, names: tuple[str, ...], rng: np.random.Generator) -> list[np.ndarray]:
+        low = np.full(len(names), -1.0)
+        high = np.full(len(names), 1.0)
+        if self.restart_box is not None:
+            for i, name in enumerate(names):
+                low[i] = self.restart_box[0].get(name, low[i])
+                high[i] = self.restart_box[1].get(name, high[i])
+        low, high = np.maximum(low, self._low), np.minimum(high, self._high)
+        points = []
+        for _ in range(self.restarts):
+            point = start.copy()
+            point[self._free] = rng.uniform(low[self._free], high[self._free])
+            points.append(point)
+        return points

@@ -1,0 +1,346 @@
+"""MERT: the envelope semiring and line search against brute force, cdec's line-search test, real data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import hypergraphs, weights
+
+from hypertune import algorithms as A
+from hypertune.algorithms.envelope import envelope_inside, envelope_yields, kbest_envelopes
+from hypertune.cli import main
+from hypertune.hypergraph import from_kbest
+from hypertune.metrics import BleuMetric
+from hypertune.semirings.envelope import EnvelopeSemiring, Line, upper_envelope
+from hypertune.tuners.corpus import TuningSet, merge_kbest
+from hypertune.tuners.linesearch import ErrorSurfaces, line_search
+from hypertune.tuners.mert import LineSearcher, Mert
+from hypertune.weights import Weights
+
+directions = st.builds(
+    lambda vs: Weights(dict(zip(("f0", "f1", "f2"), vs, strict=True))),
+    st.tuples(*[st.floats(-2, 2, allow_nan=False)] * 3),
+)
+graphs = st.one_of(hypergraphs(max_derivations=300), hypergraphs(lattice=True, max_derivations=300))
+
+
+def brute_lines(hg, w, d):
+    derivations = A.enumerate_derivations(hg)
+    b, m = w.edge_scores(hg), d.edge_scores(hg)
+    return [(b[x.edges()].sum(), m[x.edges()].sum(), x) for x in derivations]
+
+
+def significant(left, slope, intercept) -> np.ndarray:
+    """Envelope lines without segments narrower than rounding error (subnormal slopes make such slivers;
+    generic and compiled code may keep different ones)."""
+    left = np.asarray(left, dtype=float)
+    right = np.append(left[1:], np.inf)
+    wide = (right - left) > 1e-9 * np.maximum(1.0, np.abs(left))
+    return np.column_stack([np.where(np.isinf(left), 0, left), slope, intercept])[wide]
+
+
+@given(graphs, weights, directions)
+def test_envelope_is_the_upper_envelope_of_all_derivations(hg, w, d):
+    b, m = w.edge_scores(hg), d.edge_scores(hg)
+    semiring = EnvelopeSemiring()
+    generic = A.inside(hg, semiring, [semiring.edge_value(e, b[e], m[e]) for e in range(hg.num_edges)])[hg.goal]
+    fast = envelope_inside(hg, b, m)
+    ours = significant(
+        [line.left for line in generic], [line.slope for line in generic], [line.intercept for line in generic]
+    )
+    theirs = significant(fast.left, fast.slope, fast.intercept)
+    assert len(ours) == len(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)
+    lines = brute_lines(hg, w, d)
+    probes = np.concatenate([fast.left[1:] + 1e-6, fast.left[1:] - 1e-6, [-1e6, 1e6, 0.0]])
+    for gamma in probes:
+        best = max(bb + gamma * mm for bb, mm, _ in lines)
+        i = int(np.searchsorted(fast.left, gamma, side="right")) - 1
+        assert fast.intercept[i] + gamma * fast.slope[i] == pytest.approx(best, abs=1e-6)
+    tokens, offsets = envelope_yields(fast)
+    for i in range(len(fast)):
+        derivation = fast.derivation(i)
+        assert b[derivation.edges()].sum() == pytest.approx(fast.intercept[i], abs=1e-9)
+        assert m[derivation.edges()].sum() == pytest.approx(fast.slope[i], abs=1e-9)
+        assert list(tokens[offsets[i] : offsets[i + 1]]) == hg.derivation_yield(derivation)
+        generic_derivation = generic[i].derivation
+        assert m[generic_derivation.edges()].sum() == pytest.approx(fast.slope[i], abs=1e-9)
+
+
+def test_survey_four_lines():
+    """The survey's example: 2.5 - 0.8γ, 1 - 0.2γ, 2 - 0.5γ, -0.5 + 0.2γ (docs/mert.md)."""
+    lines = [(2.5, -0.8), (1.0, -0.2), (2.0, -0.5), (-0.5, 0.2)]
+    kbest = from_kbest([([f"h{i}"], {"b": b, "m": m}) for i, (b, m) in enumerate(lines)])
+    result = envelope_inside(kbest, Weights({"b": 1}).edge_scores(kbest), Weights({"m": 1}).edge_scores(kbest))
+    assert list(result.slope) == [-0.8, -0.5, -0.2, 0.2]
+    np.testing.assert_allclose(result.left[1:], [5 / 3, 10 / 3, 3.75])
+    assert [kbest.derivation_words(result.derivation(i)) for i in range(4)] == [["h0"], ["h2"], ["h1"], ["h3"]]
+    segments, left, hypothesis = kbest_envelopes(
+        np.array([0, 4]), np.array([b for b, _ in lines]), np.array([m for _, m in lines])
+    )
+    assert list(hypothesis) == [0, 2, 1, 3] and list(segments) == [0, 4]
+    assert upper_envelope([Line(0, m, b) for b, m in lines])[1].left == pytest.approx(5 / 3)
+
+
+def test_parallel_lines_keep_the_larger_intercept():
+    hull = upper_envelope([Line(0, 1.0, 0.0, "a"), Line(0, 1.0, 2.0, "b"), Line(0, 1.0, 1.0, "c")])
+    assert [line.derivation for line in hull] == ["b"]
+    segments, _, hypothesis = kbest_envelopes(np.array([0, 3]), np.array([0.0, 2.0, 2.0]), np.ones(3))
+    assert list(hypothesis) == [1]  # the earlier of two identical lines
+
+
+def random_corpus(seed: int, sentences: int = 4):
+    rng = np.random.default_rng(seed)
+    vocab = list("abcdef")
+    graphs, refs = [], []
+    from hypertune.symbols import FeatureSpace, Vocabulary
+
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    for _ in range(sentences):
+        hyps = [
+            (list(rng.choice(vocab, size=int(rng.integers(2, 7)))), {f"f{k}": float(rng.normal()) for k in range(3)})
+            for _ in range(int(rng.integers(2, 9)))
+        ]
+        graphs.append(from_kbest(hyps, space, vocabulary))
+        refs.append([" ".join(rng.choice(vocab, size=int(rng.integers(3, 7)))) for _ in range(2)])
+    return TuningSet(graphs, refs, BleuMetric(tokenize="none", smooth="plus1"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_line_search_equals_a_scan_of_every_interval(seed):
+    tuning_set = random_corpus(seed)
+    rng = np.random.default_rng(seed)
+    space = tuning_set.feature_space
+    w0, d = rng.normal(size=len(space)), rng.normal(size=len(space))
+    searcher = LineSearcher(tuning_set)
+    surfaces = searcher.surfaces(w0, d)
+    result = line_search(surfaces, tuning_set.score)
+    points = np.unique(surfaces.breakpoints)
+    probes = np.concatenate(
+        [
+            [points[0] - 1 if points.size else 0.0],
+            (points[1:] + points[:-1]) / 2,
+            [points[-1] + 1 if points.size else 0.0],
+        ]
+    )
+    scanned = [searcher.score(w0 + g * d) for g in probes]
+    assert result.score == pytest.approx(max(scanned), abs=1e-12)
+    assert searcher.score(w0 + result.gamma * d) == pytest.approx(result.score, abs=1e-12)
+    assert result.score_at_zero == pytest.approx(searcher.score(w0), abs=1e-12)
+    # the same corpus as general graphs (not the k-best fast path) gives the same surfaces
+    graph_surfaces = LineSearcher.__new__(LineSearcher)
+    graph_surfaces.__init__(tuning_set)
+    graph_surfaces.kbest = False
+    other = line_search(graph_surfaces.surfaces(w0, d), tuning_set.score)
+    assert other.score == pytest.approx(result.score, abs=1e-12) and other.gamma == pytest.approx(result.gamma)
+
+
+def surfaces(breakpoints, deltas, initial):
+    deltas = np.asarray(deltas, dtype=float).reshape(len(breakpoints), -1)
+    return ErrorSurfaces(
+        np.asarray(initial, dtype=float), np.asarray(breakpoints, dtype=float), deltas, np.array([len(breakpoints) + 1])
+    )
+
+
+def first_column(stats):
+    return stats[..., 0]
+
+
+def test_line_search_conventions():
+    # best interval bounded: midpoint
+    r = line_search(surfaces([1.0, 3.0], [[1], [-1]], [0]), first_column)
+    assert (r.gamma, r.score, r.interval) == (2.0, 1.0, (1.0, 3.0))
+    # best interval unbounded on the right: half the neighbour's width past the breakpoint
+    r = line_search(surfaces([1.0, 3.0], [[-1], [2]], [0]), first_column)
+    assert r.gamma == pytest.approx(4.0) and r.score == 1.0
+    # unbounded on the left, no bounded neighbour: 0.5 before the breakpoint
+    r = line_search(surfaces([2.0], [[-1]], [0]), first_column)
+    assert r.gamma == pytest.approx(1.5)
+    # ties: the interval nearest to zero wins, so MERT does not move without an improvement
+    r = line_search(surfaces([-3.0, -2.0, 1.0, 3.0], [[1], [-1], [1], [-1]], [0]), first_column)
+    assert r.interval == (1.0, 3.0) and r.gamma == 2.0
+    r = line_search(surfaces([-3.0, -1.0, 1.0, 3.0], [[1], [-1], [1], [-1]], [0]), first_column)
+    assert r.interval == (-3.0, -1.0)  # equally near: the left one
+    r = line_search(surfaces([-1.0, 1.0], [[-1], [1]], [0]), first_column)
+    assert r.gamma == pytest.approx(-2.0) and r.interval == (-math.inf, -1.0)  # neighbour is 2 wide
+    r = line_search(surfaces([-1.0, 2.0], [[0], [0]], [5]), first_column)
+    assert r.gamma == pytest.approx(0.5) and r.score == 5  # everything ties: stay in the interval holding 0
+    # bounds clip the intervals
+    r = line_search(surfaces([1.0, 3.0], [[-1], [2]], [0]), first_column, low=-1.0, high=5.0)
+    assert r.gamma == pytest.approx(4.0)
+    r = line_search(surfaces([1.0, 3.0], [[-1], [2]], [0]), first_column, low=-1.0, high=3.5)
+    assert r.gamma == pytest.approx(3.25)
+    # lower is better (TER-like)
+    r = line_search(surfaces([1.0, 3.0], [[1], [-1]], [0]), first_column, higher_is_better=False)
+    assert r.score == 0.0 and r.interval[0] == -math.inf
+    # plateau: a spike next to a cliff loses to a broad plateau
+    spike = surfaces([1, 2, 3, 4, 5, 6], [[10], [-10], [6], [0], [0], [-6]], [0])
+    assert line_search(spike, first_column).interval == (1.0, 2.0)
+    assert line_search(spike, first_column, plateau="average", window=1).interval == (4.0, 5.0)
+    assert line_search(spike, first_column, plateau="minimum", window=1).interval == (4.0, 5.0)
+
+
+def test_mert_improves_and_is_deterministic():
+    tuning_set = random_corpus(3, sentences=8)
+    init = Weights({"f0": 0.1, "f1": 0.1, "f2": 0.1})
+    results = {}
+    for optimizer in ("coordinate", "powell", "random-directions"):
+        a = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
+        b = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
+        assert dict(a.weights) == dict(b.weights)
+        assert a.score_after >= a.score_before
+        assert sum(abs(v) for v in a.weights.values()) == pytest.approx(1.0)
+        results[optimizer] = a.score_after
+    fixed = Mert(fixed=["f1"], normalize="none").fit(tuning_set, init)
+    assert fixed.weights["f1"] == 0.1
+    bounded = Mert(bounds={"f0": (-0.2, 0.3)}, positive=True, normalize="none", restarts=2, seed=1).fit(
+        tuning_set, init
+    )
+    assert -0.2 <= bounded.weights["f0"] <= 0.3 and min(bounded.weights.values()) >= 0
+    only = Mert(features=["f2"], normalize="none").fit(tuning_set, init)
+    assert only.weights["f0"] == only.weights["f1"] == 0.1
+
+
+def test_merge_kbest_deduplicates_per_sentence():
+    a = from_kbest([("a b", {"x": 1}), ("c", {"x": 2})], metadata={"id": "0"})
+    b = from_kbest([("a b", {"x": 1}), ("a b", {"x": 3})], a.feature_space, a.vocabulary, metadata={"id": "0"})
+    c = from_kbest([("z", {"x": 1})], a.feature_space, a.vocabulary, metadata={"id": "1"})
+    merged = merge_kbest([a, c, b])
+    assert [g.metadata["id"] for g in merged] == ["0", "1"]
+    assert merged[0].count_derivations() == 3
+    assert sorted(d.text for d in A.kbest(merged[0], Weights({"x": 1}), 5)) == ["a b", "a b", "c"]
+
+
+# ---------------------------------------------------------------------- reference data
+
+
+def cli_json(capsys, *argv):
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_cdec_line_search(shared, tmp_path, capsys):
+    """cdec training/dpmert/lo_test.cc TestS1 (values in ../shared/README.md)."""
+    forests = shared / "cdec" / "forests"
+    w = tmp_path / "w"
+    w.write_text(
+        "WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\nPhraseModel_1 -0.65\n"
+        "PhraseModel_2 -0.77\nPassThrough -10\n"
+    )
+    result = cli_json(
+        capsys,
+        "linesearch",
+        str(forests / "training_dpmert_test_data_0.json.gz"),
+        str(forests / "training_dpmert_test_data_1.json.gz"),
+        "--refs",
+        str(forests / "lo_test.ref."),
+        "--weights",
+        str(w),
+        "--direction",
+        "WordPenalty",
+        "--metric",
+        "ibm-bleu",
+    )
+    assert result["envelope_sizes"] == [8, 29]
+    assert result["best_bleu"] == pytest.approx(0.48719698, rel=1e-5)
+    moved = tmp_path / "moved"
+    moved.write_text(w.read_text().replace("WordPenalty 4.25", f"WordPenalty {4.25 + result['best_step']}"))
+    decoded = cli_json(capsys, "decode", str(forests / "training_dpmert_test_data_0.json.gz"), "-w", str(moved))
+    assert decoded["graphs"][0]["derivations"][0]["text"] == "australia reopens embassy in manila"
+
+
+def test_cdec_toy_envelopes(shared):
+    from hypertune.formats import read_graphs
+
+    hg = read_graphs(str(shared / "cdec" / "toy" / "test-ch-inside.json"))[0]
+    result = envelope_inside(hg, Weights({"f1": 0.4, "f2": 1.0}).edge_scores(hg), Weights({"f1": 1}).edge_scores(hg))
+    assert len(result) == 3
+    np.testing.assert_allclose(result.left[1:], [-0.9, 1.171429], atol=1e-6)
+    assert [" ".join(hg.derivation_words(result.derivation(i))) for i in range(3)] == [
+        "Z A a B C c",
+        "X A a B C c",
+        "X A a b C c",
+    ]
+    zero = read_graphs(str(shared / "cdec" / "toy" / "test-zero-origin.json"))[0]
+    direction = Weights({"Glue": 1}).edge_scores(zero)
+    origin = envelope_inside(zero, np.zeros(zero.num_edges), direction)
+    assert list(origin.left[1:]) == [0.0]
+
+
+def test_kbest_mert_on_moses_data(shared, tmp_path, capsys):
+    example = shared / "moses" / "mert-example"
+    out = tmp_path / "weights"
+    result = cli_json(
+        capsys,
+        "mert",
+        str(example / "NBEST"),
+        "--refs",
+        str(example / "REF."),
+        "--init",
+        str(example / "init.opt"),
+        "--restarts",
+        "5",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--out-format",
+        "moses",
+    )
+    assert result["bleu_after"] > result["bleu_before"]
+    assert out.read_text().startswith("d= ")
+    again = cli_json(
+        capsys,
+        "mert",
+        str(example / "NBEST"),
+        "--refs",
+        str(example / "REF."),
+        "--init",
+        str(example / "init.opt"),
+        "--restarts",
+        "5",
+        "--seed",
+        "3",
+    )
+    assert again["weights"] == result["weights"]
+
+
+def test_mert_on_extractor_and_zmert_data(shared, capsys):
+    featstat = shared / "moses" / "featstat-10x100"
+    result = cli_json(
+        capsys,
+        "mert",
+        str(featstat / "FEATSTAT.txt"),
+        str(featstat / "SCORESTAT.txt"),
+        "--init",
+        str(featstat / "INIT"),
+        "--restarts",
+        "3",
+    )
+    assert result["bleu_after"] >= result["bleu_before"] and result["sentences"] == 10
+    zmert = shared / "zmert"
+    result = cli_json(
+        capsys,
+        "mert",
+        str(zmert / "cand_database.txt"),
+        "--params",
+        str(zmert / "params.txt"),
+        "--refs",
+        str(zmert / "ref."),
+        "--init",
+        str(zmert / "params.txt"),
+        "--restarts",
+        "3",
+    )
+    assert result["bleu_after"] > result["bleu_before"] and set(result["weights"]) == {
+        "LM",
+        "first model",
+        "second model",
+    }
