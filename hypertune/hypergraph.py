@@ -160,6 +160,11 @@ class Hypergraph:
         arity = self.arity
         return bool(np.count_nonzero(arity == 0) == 1 and np.all(arity <= 1) and arity[0] == 0)
 
+    @property
+    def is_kbest(self) -> bool:
+        """True for a k-best list: start and goal nodes, an empty start axiom, one edge per hypothesis."""
+        return self.num_nodes == 2 and self.is_lattice and self.target_offsets[1] == 0
+
     def in_edges(self, node: int) -> range:
         return range(int(self.node_offsets[node]), int(self.node_offsets[node + 1]))
 

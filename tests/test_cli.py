@@ -70,7 +70,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path, capsys):
 def test_every_command_has_help_with_an_example(capsys):
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert set(subparsers.choices) == set(COMMANDS)
+    assert set(subparsers.choices) == {name.replace("_", "-") for name in COMMANDS}
     for name, sub in subparsers.choices.items():
         text = sub.format_help()
         assert "example" in text and f"hypertune {name}" in text, name

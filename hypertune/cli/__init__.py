@@ -16,7 +16,7 @@ from hypertune import __version__
 from hypertune.errors import HypertuneError, UsageError
 
 # Command modules, in the order ``hypertune --help`` lists them.
-COMMANDS = ("inspect", "decode", "convert", "bleu", "mert", "linesearch", "generate", "bench")
+COMMANDS = ("inspect", "decode", "convert", "bleu", "mert", "linesearch", "mira", "hope_fear", "generate", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,7 +13,7 @@ from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_wei
 from hypertune.tuners.mert import OPTIMIZERS, Mert
 
 EXAMPLE = """examples:
-  hypertune mert fixtures/mert/nbest.txt --refs fixtures/mert/ref --init fixtures/mert/init.weights --restarts 5
+  hypertune mert fixtures/mert/nbest.txt --refs fixtures/mert/ref. --init fixtures/mert/init.weights --restarts 5
   hypertune mert NBEST --refs REF.0 REF.1 REF.2 --init init.opt --restarts 20 --seed 1 --out moses.weights \\
       --out-format moses
   hypertune mert FEATSTAT.txt SCORESTAT.txt --init INIT --json

@@ -4,24 +4,12 @@ hypergraph of the shared regression data, and loading a native cache of 1,000 co
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from hypertune.bench import Figure
+from hypertune.bench import Figure, median_time
 from hypertune.formats import cache, moses_hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
-
-
-def _median(function, repeat: int) -> float:
-    function()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def benchmark_formats(shared_dir: str | os.PathLike[str], copies: int = 1000, repeat: int = 5) -> list[Figure]:
@@ -36,12 +24,12 @@ def benchmark_formats(shared_dir: str | os.PathLike[str], copies: int = 1000, re
 
     hg = parse()
     detail = f"{hg.num_nodes} nodes, {hg.num_edges} edges, {hg.features.nnz} non-zero feature values"
-    figures = [Figure("parse Moses hypergraph (dense, gzip)", _median(parse, repeat), 0.5, detail)]
+    figures = [Figure("parse Moses hypergraph (dense, gzip)", median_time(parse, repeat), 0.5, detail)]
     with tempfile.TemporaryDirectory() as directory:
         target = os.path.join(directory, "corpus.htc")
         cache.write([hg] * copies, target)
         size = os.path.getsize(target)
-        seconds = _median(lambda: cache.read(target, FeatureSpace(), Vocabulary()), max(1, min(repeat, 3)))
+        seconds = median_time(lambda: cache.read(target, FeatureSpace(), Vocabulary()), max(1, min(repeat, 3)))
     figures.append(
         Figure(
             f"load native cache of {copies} Moses hypergraphs",

@@ -101,7 +101,7 @@ class TuningSet:
         if "edge_stats" in hg.metadata:
             stats = np.asarray(hg.metadata["edge_stats"], dtype=np.float64)
         else:
-            if not hg.is_lattice or hg.num_nodes != 2:
+            if not hg.is_kbest:
                 raise InputError(f"sentence {sentence} is not a k-best list")
             yields = [[int(t) for t in hg.edge_target(e) if t >= 0] for e in range(1, hg.num_edges)]
             stats = np.vstack([np.zeros((1, self.stats_size)), self.yield_stats(sentence, yields)])
@@ -117,7 +117,7 @@ class TuningSet:
     @property
     def is_kbest(self) -> bool:
         """True when every sentence is a k-best list (start, goal, one edge per hypothesis)."""
-        return all(g.num_nodes == 2 and g.is_lattice for g in self.graphs)
+        return all(g.is_kbest for g in self.graphs)
 
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
@@ -131,7 +131,7 @@ def merge_kbest(graphs: Sequence[Hypergraph]) -> list[Hypergraph]:
     groups: dict[object, list[Hypergraph]] = {}
     order: list[object] = []
     for position, hg in enumerate(graphs):
-        key = hg.metadata.get("id", ("#", position)) if hg.is_lattice and hg.num_nodes == 2 else ("#", position)
+        key = hg.metadata.get("id", ("#", position)) if hg.is_kbest else ("#", position)
         if key not in groups:
             groups[key] = []
             order.append(key)

@@ -1,0 +1,168 @@
+"""``hypertune mira``: batch MIRA on k-best lists, lattices or hypergraphs (a drop-in for Moses ``kbmira``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+EXAMPLE = """examples:
+  hypertune mira nbest.1.gz nbest.2.gz --refs ref.0 --init weights.ini --out tuned.weights
+  hypertune mira run/FEATSTAT.txt --init init.opt --seed 1 --json
+  hypertune mira hgdir/ --refs ref --init dense --init sparse --type hypergraph --epochs 10
+
+Where Moses ran kbmira, its options work too:
+  hypertune mira -F features.dat -S scores.dat --dense-init init.dense -C 0.01 -D 0.999 -J 60 -r 1 -o out
+  hypertune mira --type hypergraph -H hgdir -R ref --dense-init dense --sparse-init sparse --hg-prune 50
+
+Several n-best lists (FEATSTAT/SCORESTAT pairs) of the same sentences are accumulated and deduplicated.
+Defaults are kbmira's: C 0.01, decay 0.999, 60 epochs, background BLEU starting at 1, pruning to 50
+edges per reference word. The weights written are the averaged weights of the epoch with the best
+corpus BLEU of the model-best translations. See docs/mira.md.
+"""
+
+
+def register(subparsers: Any) -> None:
+    from hypertune.cli.common import add_output_options
+    from hypertune.metrics.tokenize import TOKENIZERS
+
+    parser = subparsers.add_parser(
+        "mira",
+        help="tune weights with batch MIRA (hope/fear; Moses kbmira)",
+        description="Batch MIRA (Cherry & Foster 2012) on n-best lists, FEATSTAT/SCORESTAT files, lattices and "
+        "hypergraphs.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("inputs", nargs="*", metavar="INPUT", help="n-best lists, FEATSTAT files, hypergraphs, hgdirs")
+    parser.add_argument("--refs", "--reference", "-R", nargs="+", action="extend", default=[], metavar="REF")
+    parser.add_argument(
+        "--init",
+        "--dense-init",
+        "--sparse-init",
+        "-d",
+        "-s",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="W",
+        help="initial weights files (later files override earlier ones)",
+    )
+    parser.add_argument("--ffile", "-F", action="append", default=[], metavar="FILE", help="kbmira feature file")
+    parser.add_argument("--scfile", "-S", action="append", default=[], metavar="FILE", help="kbmira score file")
+    parser.add_argument("--hgdir", "-H", action="append", default=[], metavar="DIR", help="kbmira hypergraph dir")
+    parser.add_argument("--type", "-t", choices=("nbest", "hypergraph"), default=None, help="default: from the input")
+    parser.add_argument("-C", "--cparam", dest="C", type=float, default=0.01, help="step cap C (default 0.01)")
+    parser.add_argument("--decay", "-D", type=float, default=0.999, help="background decay (default 0.999)")
+    parser.add_argument("--epochs", "--iters", "-J", type=int, default=60, help="epochs (default 60)")
+    parser.add_argument(
+        "--prune-density",
+        "--hg-prune",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="keep N edges per reference word in hypergraphs; 0 = no pruning (default 50)",
+    )
+    parser.add_argument("--model-bg", action="store_true", help="background absorbs the model-best, not the hope")
+    parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
+    parser.add_argument("--seed", "--random-seed", "-r", type=int, default=0, help="shuffling seed (default 0)")
+    parser.add_argument("--gain", choices=("background", "bleu+1"), default="background", help="sentence gain")
+    parser.add_argument("--accumulate", action="store_true", help="hypergraphs: reuse earlier hopes and fears")
+    parser.add_argument("--out", "--output-file", "-o", metavar="W", help="write the tuned weights here")
+    parser.add_argument(
+        "--out-format",
+        default="cdec",
+        choices=("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"),
+        help="weights file format (default: cdec, 'name value' lines)",
+    )
+    parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="(default: none)")
+    parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def load_inputs(args: argparse.Namespace) -> tuple[list, list[list[str]], Any]:
+    """Graphs (k-best lists accumulated by sentence), references and initial weights."""
+    from hypertune.errors import UsageError
+    from hypertune.formats import read_graphs, read_references, read_weights
+    from hypertune.formats.extractor import read_featstat
+    from hypertune.symbols import FeatureSpace, Vocabulary
+    from hypertune.tuners.corpus import merge_kbest
+
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = []
+    if args.ffile:
+        if args.scfile and len(args.scfile) != len(args.ffile):
+            raise UsageError(f"{len(args.ffile)} feature files but {len(args.scfile)} score files")
+        for i, path in enumerate(args.ffile):
+            graphs.extend(read_featstat(path, space, vocabulary, args.scfile[i] if args.scfile else None))
+    paths = list(args.inputs) + list(args.hgdir)
+    if paths:
+        graphs.extend(read_graphs(paths, feature_space=space, vocabulary=vocabulary))
+    if not graphs:
+        raise UsageError("no inputs: give n-best lists, FEATSTAT files, hypergraphs or an hgdir")
+    if all(g.is_kbest for g in graphs):
+        graphs = merge_kbest(graphs)
+    references = read_references(args.refs) if args.refs else []
+    if not args.init:
+        raise UsageError("give the initial weights with --init (or --dense-init/--sparse-init)")
+    weights = read_weights(args.init, feature_names=list(space.names))
+    if references and len(references) < len(graphs):
+        raise UsageError(f"{len(graphs)} sentences but only {len(references)} references")
+    return graphs, references[: len(graphs)], weights
+
+
+def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.common import emit, show_progress
+    from hypertune.errors import UsageError
+    from hypertune.formats import write_weights
+    from hypertune.metrics import BleuMetric
+    from hypertune.tuners.corpus import TuningSet
+    from hypertune.tuners.mira import batch_mira
+
+    started = time.perf_counter()
+    graphs, references, initial = load_inputs(args)
+    tuning_set = TuningSet(graphs, references, BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase))
+    if not tuning_set.precomputed and not references:
+        raise UsageError("give the references with --refs (or FEATSTAT/SCORESTAT files)")
+    load_seconds = time.perf_counter() - started
+
+    def report(epoch: Any) -> None:
+        if show_progress(args):
+            print(
+                f"epoch {epoch.epoch}: {epoch.updates}/{epoch.examples} updates, avg loss = "
+                f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.bleu:.2f}",
+                file=sys.stderr,
+            )
+
+    result = batch_mira(
+        tuning_set,
+        initial,
+        C=args.C,
+        decay=args.decay,
+        epochs=args.epochs,
+        model_bg=args.model_bg,
+        safe_hope=args.safe_hope,
+        seed=args.seed,
+        prune_density=args.prune_density or None,
+        gain=args.gain,
+        accumulate=args.accumulate,
+        mode=args.type or "auto",
+        progress=report,
+    )
+    if args.out:
+        write_weights(result.weights, args.out, args.out_format)
+    result.timing["load"] = load_seconds
+    result.timing["total"] = time.perf_counter() - started
+    payload = result.to_json()
+    payload["sentences"] = len(tuning_set)
+    summary = (
+        f"BLEU before = {100 * result.bleu_before:.2f}, after = {100 * result.bleu_after:.2f} "
+        f"(epoch {result.best_epoch} of {args.epochs}, {result.mode}, {len(tuning_set)} sentences, "
+        f"{result.timing['total']:.2f} s)"
+    )
+    if not args.out and not args.json:
+        summary += "\n" + "\n".join(f"{name} {value:.6g}" for name, value in result.weights.items())
+    emit(args, summary, payload)
+    return 0

@@ -1,0 +1,780 @@
+"""Hope, fear and model-best derivations of k-best lists, lattices and forests.
+
+For weights ``w`` and a gain ``B`` (a sentence-level BLEU), Chiang et al. (2008, section 4), Chiang
+(2012, eq. 13-14) and Cherry & Foster (2012, Algorithm 1) use::
+
+    hope  = argmax_e  w . h(e) + B(e)
+    fear  = argmax_e  w . h(e) - B(e)
+    model = argmax_e  w . h(e)
+
+Gains (:class:`Gain`):
+
+``background`` (default)
+    Moses kbmira's ``sentenceLevelBackgroundBleu``: ``BLEU(O + s(e)) * reflen(O + s(e))``, unsmoothed
+    BLEU of the sentence's statistics added to a decayed pseudo-corpus ``O``, scaled by the pseudo-
+    corpus reference length ("as per Chiang et al 08"). ``O`` starts at 1 in every column and after
+    each update becomes ``decay * O + s(hope)`` (or the model-best's) -- kbmira's rule.
+``bleu+1``
+    Lin & Och (2004) BLEU+1 of the sentence alone (no background, no scaling).
+``linear``
+    Linear BLEU (Tromble et al. 2008): ``theta_0 |e| + sum_n theta_n m_n(e)``.
+
+Search:
+
+* **k-best lists**: exact; every hypothesis is scored (ties: the first in list order).
+* **lattices and forests, approximate** (Moses's ``Viterbi`` in ``mert/ForestRescore.cpp``): Viterbi with
+  the gain folded in. Every node keeps only its winning partial derivation, with that derivation's
+  statistics and boundary context (first and last ``N - 1`` words). An edge adds the n-grams it creates
+  (within its own words and across its tails' boundaries; each n-gram's count clipped by the reference
+  count within the edge) to its tails' statistics, the partial derivation's reference length is the
+  sentence's reference length prorated by the source words its head covers (``source_covered`` of Moses
+  hypergraphs; without it, by the node's height in the graph), and the edge is scored
+  ``model_weight * (w . h) + bleu_weight * B(partial statistics)``. It is exact for k-best lists and
+  approximate otherwise: see docs/mira.md for how often it finds the true hope and fear.
+* **exact** (linear BLEU only): Viterbi over the graph intersected with an n-gram state machine
+  (:func:`hypertune.algorithms.intersect.intersect_ngrams`), where linear BLEU with unclipped matches
+  decomposes over edges. Exact for any graph, but the split graph can be large.
+
+After search the hope, fear and model-best derivations' statistics are recomputed exactly from their
+strings with the tuning set's metric; ``<s>`` and ``</s>`` are not words (Moses's ``IsBoundary``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numba
+import numpy as np
+
+from hypertune.algorithms import compiled
+from hypertune.algorithms.intersect import NgramIntersection, intersect_ngrams
+from hypertune.errors import InputError, UsageError
+from hypertune.hypergraph import Derivation, Hypergraph
+from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.tuners.corpus import TuningSet
+
+GainKind = Literal["background", "bleu+1", "linear"]
+GAINS: tuple[str, ...] = ("background", "bleu+1", "linear")
+_GAIN_CODES = {"background": 0, "bleu+1": 1, "linear": 2}
+SearchMode = Literal["approximate", "exact"]
+BOUNDARY_WORDS = ("<s>", "</s>")
+BLEU_RATIO = 5.0
+"""Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
+
+_jit = numba.njit(cache=True, nogil=True)
+_PRIME = 1099511628211  # FNV-64 prime: n-gram keys are h = h * P + (w + 1), wrapping in 64 bits
+
+
+# ---------------------------------------------------------------------- gains
+
+
+class Gain:
+    """A sentence-level gain of BLEU statistics ``m1 c1 ... mN cN reflen`` (see the module docstring).
+
+    ``background`` carries the pseudo-corpus ``stats`` (initial value ``initial`` in every column, as
+    Moses kbmira) and updates it with :meth:`update`; the others ignore updates.
+    """
+
+    def __init__(
+        self,
+        kind: GainKind = "background",
+        max_order: int = 4,
+        decay: float = 0.999,
+        initial: float = 1.0,
+        linear: LinearBleu | None = None,
+    ) -> None:
+        if kind not in _GAIN_CODES:
+            raise UsageError(f"unknown gain {kind!r}; choose one of {', '.join(GAINS)}")
+        if kind == "linear" and linear is None:
+            raise UsageError("the linear gain needs a LinearBleu (its p and r)")
+        if not 0.0 <= decay <= 1.0:
+            raise UsageError(f"decay must be in [0, 1], got {decay}")
+        self.kind = kind
+        self.code = _GAIN_CODES[kind]
+        self.max_order = max_order
+        self.decay = float(decay)
+        self.background = np.full(2 * max_order + 1, float(initial))
+        self.theta = np.zeros(max_order + 1)
+        if linear is not None:
+            if linear.bleu.max_order != max_order:
+                raise UsageError("the linear BLEU's order differs from the gain's")
+            self.theta = np.asarray(linear.theta, dtype=np.float64)
+
+    def copy(self) -> Gain:
+        other = Gain.__new__(Gain)
+        other.__dict__.update(self.__dict__)
+        other.background = self.background.copy()
+        return other
+
+    def score(self, stats: np.ndarray) -> np.ndarray | float:
+        """The gain of one statistics vector (a float) or of each row."""
+        array = np.asarray(stats, dtype=np.float64)
+        rows = np.atleast_2d(array)
+        out = _gain_rows(self.code, rows, self.max_order, self.background, self.theta)
+        return float(out[0]) if array.ndim == 1 else out
+
+    def update(self, stats: np.ndarray) -> None:
+        """kbmira's pseudo-corpus update ``O <- decay * O + stats`` (background gain only)."""
+        if self.kind == "background":
+            self.background *= self.decay
+            self.background += np.asarray(stats, dtype=np.float64)
+
+
+@_jit
+def _gain(code, stats, order, background, theta):  # pragma: no cover - compiled
+    """Gain of one statistics row (codes: 0 background BLEU x reflen, 1 BLEU+1, 2 linear BLEU)."""
+    if code == 2:
+        value = theta[0] * stats[1]
+        for n in range(order):
+            value += theta[n + 1] * stats[2 * n]
+        return value
+    log_bleu = 0.0
+    if code == 0:
+        for n in range(order):
+            m = stats[2 * n] + background[2 * n]
+            c = stats[2 * n + 1] + background[2 * n + 1]
+            if m <= 0.0 or c <= 0.0:
+                return 0.0
+            log_bleu += np.log(m) - np.log(c)
+        hyp = stats[1] + background[1]
+        ref = stats[2 * order] + background[2 * order]
+    else:
+        if stats[0] <= 0.0 or stats[1] <= 0.0:
+            return 0.0
+        for n in range(order):
+            add = 1.0 if n > 0 else 0.0
+            log_bleu += np.log(stats[2 * n] + add) - np.log(stats[2 * n + 1] + add)
+        hyp = stats[1]
+        ref = stats[2 * order]
+    log_bleu /= order
+    if hyp < ref:
+        log_bleu += 1.0 - ref / hyp
+    value = np.exp(log_bleu)
+    if code == 0:
+        value *= ref
+    return value
+
+
+@_jit
+def _gain_rows(code, rows, order, background, theta):  # pragma: no cover - compiled
+    out = np.empty(rows.shape[0])
+    for i in range(rows.shape[0]):
+        out[i] = _gain(code, rows[i], order, background, theta)
+    return out
+
+
+# ---------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One derivation found by search: its tree, words (ids, boundary words dropped), sparse feature vector,
+    model score ``w . h``, exact metric statistics and gain under the gain used for the search."""
+
+    derivation: Derivation
+    words: np.ndarray | None
+    feature_indices: np.ndarray
+    feature_values: np.ndarray
+    model_score: float
+    stats: np.ndarray
+    gain: float
+
+    def same_as(self, other: Hypothesis) -> bool:
+        """Equal features and equal statistics (Moses's ``hopeFearEqual``)."""
+        return (
+            np.array_equal(self.feature_indices, other.feature_indices)
+            and np.array_equal(self.feature_values, other.feature_values)
+            and np.array_equal(self.stats, other.stats)
+        )
+
+
+@dataclass(frozen=True)
+class HopeFear:
+    """The hope, fear and model-best hypotheses of one sentence."""
+
+    sentence: int
+    hope: Hypothesis
+    fear: Hypothesis
+    model: Hypothesis
+
+
+# ---------------------------------------------------------------------- compiled search
+
+
+@_jit
+def _ngram_keys(tokens, offsets, order):  # pragma: no cover - compiled
+    """Keys of every n-gram (orders 1..order) of every sequence, and the sequence each comes from."""
+    total = 0
+    for s in range(offsets.size - 1):
+        length = offsets[s + 1] - offsets[s]
+        for n in range(1, order + 1):
+            if length >= n:
+                total += length - n + 1
+    keys = np.empty(total, dtype=np.int64)
+    owner = np.empty(total, dtype=np.int64)
+    k = 0
+    for s in range(offsets.size - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        for p in range(lo, hi):
+            h = np.int64(0)
+            for n in range(1, order + 1):
+                start = p - n + 1
+                if start < lo:
+                    break
+                h = h * np.int64(_PRIME) + tokens[start] + 1
+                keys[k] = h
+                owner[k] = s
+                k += 1
+    return keys, owner
+
+
+@_jit
+def _lookup(keys, counts, key):  # pragma: no cover - compiled
+    i = np.searchsorted(keys, key)
+    if i < keys.size and keys[i] == key:
+        return counts[i]
+    return 0
+
+
+@_jit
+def _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg):
+    """Edge ``e``'s yield with tails replaced by their boundary words (-1 = gap); returns the length."""
+    length = 0
+    for t in range(target_offsets[e], target_offsets[e + 1]):
+        token = target[t]
+        if token >= 0:
+            seq_word[length] = token
+            seq_seg[length] = -1
+            length += 1
+            continue
+        i = -token - 1
+        u = tails[tail_offsets[e] + i]
+        if ylen[u] < k:
+            for j in range(ylen[u]):
+                seq_word[length] = left[u, j]
+                seq_seg[length] = i
+                length += 1
+        else:
+            for j in range(k):
+                seq_word[length] = left[u, j]
+                seq_seg[length] = i
+                length += 1
+            seq_word[length] = -1
+            seq_seg[length] = i
+            length += 1
+            for j in range(k):
+                seq_word[length] = right[u, j]
+                seq_seg[length] = i
+                length += 1
+    return length
+
+
+@_jit
+def _forest_search(
+    node_offsets,
+    tail_offsets,
+    tails,
+    target_offsets,
+    target,
+    edge_scores,
+    fraction,
+    ref_len,
+    ref_keys,
+    ref_counts,
+    order,
+    code,
+    background,
+    theta,
+    model_weight,
+    bleu_weight,
+    max_sequence,
+):  # pragma: no cover - compiled
+    """Viterbi with the gain folded in, each node carrying its winner's statistics and boundary words
+    (Moses ``Viterbi``/``HgBleuScorer``). Returns the winning in-edge of every node."""
+    n = node_offsets.size - 1
+    k = order - 1
+    width = max(k, 1)
+    size = 2 * order + 1
+    left = np.zeros((n, width), dtype=np.int64)
+    right = np.zeros((n, width), dtype=np.int64)
+    ylen = np.zeros(n, dtype=np.int64)
+    node_stats = np.zeros((n, size))
+    model = np.zeros(n)
+    best_edge = np.full(n, -1, dtype=np.int64)
+    seq_word = np.empty(max_sequence, dtype=np.int64)
+    seq_seg = np.empty(max_sequence, dtype=np.int64)
+    gram_keys = np.empty(max_sequence * order, dtype=np.int64)
+    gram_order = np.empty(max_sequence * order, dtype=np.int64)
+    stats = np.empty(size)
+    best_stats = np.empty(size)
+    for v in range(n):
+        best_total = -np.inf
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            inside = edge_scores[e]
+            for t in range(tail_offsets[e], tail_offsets[e + 1]):
+                inside += model[tails[t]]
+            length = _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg)
+            for j in range(size):
+                stats[j] = 0.0
+            for t in range(tail_offsets[e], tail_offsets[e + 1]):
+                u = tails[t]
+                for j in range(size - 1):
+                    stats[j] += node_stats[u, j]
+            # n-grams created by this edge: not inside one tail, not across a gap
+            g = 0
+            run_start = 0
+            for p in range(length):
+                if seq_word[p] < 0:
+                    run_start = p + 1
+                    continue
+                h = np.int64(0)
+                for m in range(1, order + 1):
+                    start = p - m + 1
+                    if start < run_start:
+                        break
+                    h = h * np.int64(_PRIME) + seq_word[start] + 1
+                    if seq_seg[p] < 0 or seq_seg[start] != seq_seg[p]:
+                        gram_keys[g] = h
+                        gram_order[g] = m
+                        g += 1
+            # sort the keys (insertion sort: a few dozen per edge) and clip each distinct n-gram's count
+            for i in range(1, g):
+                key = gram_keys[i]
+                m = gram_order[i]
+                j = i - 1
+                while j >= 0 and gram_keys[j] > key:
+                    gram_keys[j + 1] = gram_keys[j]
+                    gram_order[j + 1] = gram_order[j]
+                    j -= 1
+                gram_keys[j + 1] = key
+                gram_order[j + 1] = m
+            i = 0
+            while i < g:
+                key = gram_keys[i]
+                m = gram_order[i]
+                j = i
+                while j < g and gram_keys[j] == key:
+                    j += 1
+                count = j - i
+                stats[2 * (m - 1) + 1] += count
+                stats[2 * (m - 1)] += min(count, _lookup(ref_keys, ref_counts, key))
+                i = j
+            stats[size - 1] = fraction[v] * ref_len
+            total = model_weight * inside
+            if bleu_weight != 0.0:
+                total += bleu_weight * _gain(code, stats, order, background, theta)
+            if best_edge[v] < 0 or total > best_total:
+                best_total = total
+                best_edge[v] = e
+                model[v] = inside
+                for j in range(size):
+                    best_stats[j] = stats[j]
+        for j in range(size):
+            node_stats[v, j] = best_stats[j]
+        # boundary words of the winner
+        e = best_edge[v]
+        length = _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg)
+        words = 0
+        gap = False
+        for p in range(length):
+            if seq_word[p] < 0:
+                gap = True
+                break
+            if words < k:
+                left[v, words] = seq_word[p]
+            words += 1
+        if gap or words >= k:
+            ylen[v] = k
+            q = 0
+            p = length - 1
+            while q < k:
+                right[v, k - 1 - q] = seq_word[p]
+                q += 1
+                p -= 1
+        else:
+            ylen[v] = words
+            for j in range(words):
+                right[v, j] = left[v, j]
+    return best_edge, model, node_stats
+
+
+@_jit
+def _derivation_edges(best_edge, tail_offsets, tails, goal):  # pragma: no cover - compiled
+    """The edges of the derivation picked by back-pointers, in pre-order."""
+    out = np.empty(best_edge.size * 4 + 16, dtype=np.int64)
+    stack = np.empty(best_edge.size * 4 + 16, dtype=np.int64)
+    top = 0
+    stack[top] = goal
+    top += 1
+    count = 0
+    while top:
+        top -= 1
+        v = stack[top]
+        e = best_edge[v]
+        if count == out.size:
+            out = np.concatenate((out, np.empty(out.size, dtype=np.int64)))
+        out[count] = e
+        count += 1
+        for t in range(tail_offsets[e + 1] - 1, tail_offsets[e] - 1, -1):
+            if top == stack.size:
+                stack = np.concatenate((stack, np.empty(stack.size, dtype=np.int64)))
+            stack[top] = tails[t]
+            top += 1
+    return out[:count]
+
+
+@_jit
+def _sparse_sum(edges, indptr, indices, data, dense, touched):  # pragma: no cover - compiled
+    """Sum of the feature rows of ``edges`` as sorted (indices, values); ``dense``/``touched`` are scratch."""
+    count = 0
+    for e in edges:
+        for k in range(indptr[e], indptr[e + 1]):
+            j = indices[k]
+            if not touched[j]:
+                touched[j] = True
+                dense[j] = 0.0
+                count += 1
+            dense[j] += data[k]
+    out_i = np.empty(count, dtype=np.int64)
+    c = 0
+    for e in edges:
+        for k in range(indptr[e], indptr[e + 1]):
+            j = indices[k]
+            if touched[j]:
+                touched[j] = False
+                out_i[c] = j
+                c += 1
+    out_i.sort()
+    out_v = np.empty(count)
+    for c in range(count):
+        out_v[c] = dense[out_i[c]]
+    keep = out_v != 0.0
+    return out_i[keep], out_v[keep]
+
+
+# ---------------------------------------------------------------------- per-sentence data
+
+
+@dataclass
+class _Sentence:
+    """What the approximate search needs of one graph, computed once."""
+
+    target_offsets: np.ndarray
+    target: np.ndarray
+    fraction: np.ndarray
+    ref_len: float
+    ref_keys: np.ndarray
+    ref_counts: np.ndarray
+    max_sequence: int
+    intersection: NgramIntersection | None = None
+    gram_gains: np.ndarray | None = None
+
+
+def node_fractions(hg: Hypergraph) -> np.ndarray:
+    """The share of the source each node covers: Moses's ``source_covered`` of a node (read from its first
+    in-edge) over the goal's; without that metadata, the node's height (longest path from a leaf, in
+    edges) over the goal's height."""
+    covered = hg.metadata.get("source_covered")
+    if covered is not None and len(covered) == hg.num_edges:
+        per_node = np.asarray(covered, dtype=np.float64)[hg.node_offsets[:-1]]
+        total = per_node[-1]
+        if total > 0:
+            return per_node / total
+    height = np.zeros(hg.num_nodes)
+    best = compiled.scalar_inside(compiled.TROPICAL, hg.node_offsets, hg.tail_offsets, hg.tails, np.ones(hg.num_edges))
+    height[:] = best
+    return height / max(height[-1], 1.0)
+
+
+def _strip_words(hg: Hypergraph, skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The target arrays without the words in ``skip``."""
+    keep = ~np.isin(hg.target, skip) | (hg.target < 0)
+    if keep.all():
+        return hg.target_offsets, hg.target
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    return kept_before[hg.target_offsets].astype(np.int64), hg.target[keep]
+
+
+# ---------------------------------------------------------------------- the decoder
+
+
+@dataclass
+class HopeFearDecoder:
+    """Hope, fear and model-best search over a :class:`TuningSet` (see the module docstring).
+
+    ``search``: ``"approximate"`` (default; Moses-style context search on lattices and forests) or
+    ``"exact"`` (n-gram intersection; needs the ``linear`` gain). k-best lists are always searched exactly.
+    ``boundary_words``: words that are not part of the translation (dropped before scoring).
+    """
+
+    tuning_set: TuningSet
+    search: SearchMode = "approximate"
+    boundary_words: Sequence[str] = BOUNDARY_WORDS
+    max_order: int = 4
+    _cache: dict[int, _Sentence] = field(default_factory=dict, init=False, repr=False)
+    _kbest_cache: dict[int, tuple[np.ndarray, object]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.search not in ("approximate", "exact"):
+            raise UsageError(f"unknown search {self.search!r}; choose approximate or exact")
+        metric = self.tuning_set.metric
+        bleu = metric.bleu if isinstance(metric, LinearBleu) else metric
+        if isinstance(bleu, BleuMetric):
+            self.max_order = bleu.max_order
+        vocabulary = self.tuning_set.vocabulary
+        ids = [vocabulary.get(w) for w in self.boundary_words]
+        self._skip = np.asarray([i for i in ids if i is not None], dtype=np.int64)
+        self._scratch_dense = np.zeros(0)
+        self._scratch_touched = np.zeros(0, dtype=np.bool_)
+
+    # ------------------------------------------------------------------ helpers
+    def _scratch(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._scratch_dense.size < width:
+            self._scratch_dense = np.zeros(width)
+            self._scratch_touched = np.zeros(width, dtype=np.bool_)
+        return self._scratch_dense, self._scratch_touched
+
+    def edge_scores(self, sentence: int, weights: np.ndarray) -> np.ndarray:
+        """``w . f_e`` for every edge of the sentence's graph (``weights`` dense over the feature space)."""
+        features = self.tuning_set.graphs[sentence].features
+        vector = _fit(weights, features.shape[1])
+        return compiled.csr_matvec(features.indptr, features.indices, features.data, vector)
+
+    def hypothesis(
+        self, sentence: int, derivation_edges: np.ndarray, weights: np.ndarray, gain: Gain, stats: np.ndarray
+    ) -> Hypothesis:
+        hg = self.tuning_set.graphs[sentence]
+        features = hg.features
+        dense, touched = self._scratch(features.shape[1])
+        idx, val = _sparse_sum(derivation_edges, features.indptr, features.indices, features.data, dense, touched)
+        score = float(val @ _fit(weights, features.shape[1])[idx]) if idx.size else 0.0
+        derivation = _derivation_from_edges(hg, derivation_edges)
+        words = None if self.tuning_set.precomputed else self.words(sentence, derivation_edges)
+        return Hypothesis(derivation, words, idx, val, score, stats, float(gain.score(stats)))
+
+    def words(self, sentence: int, derivation_edges: np.ndarray) -> np.ndarray:
+        """The yield (word ids, boundary words dropped) of a derivation given as pre-order edges."""
+        hg = self.tuning_set.graphs[sentence]
+        ids = np.asarray(hg.derivation_yield(_derivation_from_edges(hg, derivation_edges)), dtype=np.int64)
+        if self._skip.size:
+            ids = ids[~np.isin(ids, self._skip)]
+        return ids
+
+    def stats_of(self, sentence: int, yields: list[np.ndarray]) -> np.ndarray:
+        return self.tuning_set.yield_stats(sentence, yields)
+
+    # ------------------------------------------------------------------ k-best lists
+    def _kbest(self, sentence: int) -> np.ndarray:
+        cached = self._kbest_cache.get(sentence)
+        if cached is None:
+            stats = self.tuning_set.edge_stats(sentence)
+            if self._skip.size and not self.tuning_set.precomputed:
+                hg = self.tuning_set.graphs[sentence]
+                if np.isin(hg.target, self._skip).any():  # recompute without boundary words
+                    yields = [self.words(sentence, np.asarray([e, 0])) for e in range(1, hg.num_edges)]
+                    stats = np.vstack([np.zeros((1, stats.shape[1])), self.stats_of(sentence, yields)])
+            cached = (stats, None)
+            self._kbest_cache[sentence] = cached
+        return cached[0]
+
+    def _kbest_hope_fear(
+        self, sentence: int, weights: np.ndarray, gain: Gain, safe_hope: bool, with_model: bool
+    ) -> tuple[int, int, int, np.ndarray]:
+        stats = self._kbest(sentence)[1:]
+        scores = self.edge_scores(sentence, weights)[1:]
+        gains = np.asarray(gain.score(stats))
+        hope, fear, model = kbest_hope_fear(scores, gains, safe_hope)
+        return hope + 1, fear + 1, model + 1, stats
+
+    # ------------------------------------------------------------------ forests
+    def _sentence(self, sentence: int) -> _Sentence:
+        cached = self._cache.get(sentence)
+        if cached is not None:
+            return cached
+        if self.tuning_set.precomputed:
+            raise InputError("hope/fear search on lattices and forests needs hypothesis strings and references")
+        hg = self.tuning_set.graphs[sentence]
+        target_offsets, target = _strip_words(hg, self._skip)
+        vocabulary = self.tuning_set.vocabulary
+        refs = [vocabulary.indices(r.split()) for r in self.tuning_set.references[sentence]]
+        order = self.max_order
+        offsets = np.concatenate(([0], np.cumsum([r.size for r in refs]))).astype(np.int64)
+        tokens = np.concatenate(refs) if refs else np.zeros(0, dtype=np.int64)
+        keys, owner = _ngram_keys(tokens, offsets, order)
+        if keys.size:
+            pairs, counts = np.unique(np.stack([owner, keys], axis=1), axis=0, return_counts=True)
+            unique_keys, inverse = np.unique(pairs[:, 1], return_inverse=True)
+            max_counts = np.zeros(unique_keys.size, dtype=np.int64)
+            np.maximum.at(max_counts, inverse, counts)
+        else:
+            unique_keys, max_counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ref_len = float(min((r.size for r in refs), default=0))
+        arity = np.diff(hg.tail_offsets)
+        longest = int((np.diff(target_offsets) + arity * (2 * order - 1)).max()) + 1
+        data = _Sentence(
+            target_offsets, target, node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest
+        )
+        self._cache[sentence] = data
+        return data
+
+    def _forest(
+        self, sentence: int, scores: np.ndarray, gain: Gain, model_weight: float, bleu_weight: float
+    ) -> np.ndarray:
+        """Pre-order edges of the approximate (or exact) best derivation under
+        ``model_weight * w.h + bleu_weight * gain``."""
+        hg = self.tuning_set.graphs[sentence]
+        if bleu_weight == 0.0:
+            _, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores * model_weight)
+            return _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
+        data = self._sentence(sentence)
+        if self.search == "exact":
+            return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
+        best_edge, _, _ = _forest_search(
+            hg.node_offsets,
+            hg.tail_offsets,
+            hg.tails,
+            data.target_offsets,
+            data.target,
+            scores,
+            data.fraction,
+            data.ref_len,
+            data.ref_keys,
+            data.ref_counts,
+            self.max_order,
+            gain.code,
+            gain.background,
+            gain.theta,
+            float(model_weight),
+            float(bleu_weight),
+            data.max_sequence,
+        )
+        return _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
+
+    def _exact(
+        self, sentence: int, data: _Sentence, scores: np.ndarray, gain: Gain, model_weight: float, bleu_weight: float
+    ) -> np.ndarray:
+        if gain.kind != "linear":
+            raise UsageError("exact hope/fear search needs the linear BLEU gain (it decomposes over n-grams)")
+        hg = self.tuning_set.graphs[sentence]
+        if data.intersection is None or data.gram_gains is None:
+            inter = intersect_ngrams(hg, self.max_order, self._skip.tolist())
+            present = set()
+            for r in self.tuning_set.references[sentence]:
+                ref = tuple(int(x) for x in self.tuning_set.vocabulary.indices(r.split()))
+                for n in range(1, self.max_order + 1):
+                    present.update(ref[i : i + n] for i in range(len(ref) - n + 1))
+            # column 0: words an edge creates (c1); column n: its n-grams found in a reference (unclipped m_n)
+            per_order = np.zeros((inter.graph.num_edges, self.max_order + 1))
+            if inter.grams.shape[0]:
+                edge_of_gram = np.repeat(np.arange(inter.graph.num_edges), np.diff(inter.gram_offsets))
+                hits = np.fromiter(
+                    (
+                        tuple(int(x) for x in row[:n]) in present
+                        for row, n in zip(inter.grams, inter.gram_orders, strict=True)
+                    ),
+                    dtype=bool,
+                    count=inter.grams.shape[0],
+                )
+                np.add.at(per_order, (edge_of_gram, inter.gram_orders), hits.astype(np.float64))
+                unigrams = inter.gram_orders == 1
+                np.add.at(per_order[:, 0], edge_of_gram[unigrams], 1.0)
+            data.intersection, data.gram_gains = inter, per_order
+        inter = data.intersection
+        gains = data.gram_gains @ gain.theta
+        split_scores = model_weight * scores[inter.edge_origin] + bleu_weight * gains
+        g = inter.graph
+        _, best_edge = compiled.viterbi_inside(g.node_offsets, g.tail_offsets, g.tails, split_scores)
+        split_edges = _derivation_edges(best_edge, g.tail_offsets, g.tails, g.goal)
+        return inter.edge_origin[split_edges]
+
+    # ------------------------------------------------------------------ public API
+    def hope_fear(
+        self,
+        sentence: int,
+        weights: np.ndarray,
+        gain: Gain,
+        safe_hope: bool = False,
+        with_model: bool = True,
+    ) -> HopeFear:
+        """Hope, fear and (if ``with_model``) model-best hypotheses of ``sentence`` under dense ``weights``
+        (a vector over the tuning set's feature space). ``safe_hope``: Moses's bound on the model score's
+        influence on the hope (the hope is searched again with the model score scaled down when
+        ``BLEU_RATIO * |B(hope)| < |w . h(hope)|``)."""
+        hg = self.tuning_set.graphs[sentence]
+        if hg.is_kbest:
+            hope_e, fear_e, model_e, stats = self._kbest_hope_fear(sentence, weights, gain, safe_hope, with_model)
+            hope = self.hypothesis(sentence, np.asarray([hope_e, 0]), weights, gain, stats[hope_e - 1])
+            fear = self.hypothesis(sentence, np.asarray([fear_e, 0]), weights, gain, stats[fear_e - 1])
+            model = self.hypothesis(sentence, np.asarray([model_e, 0]), weights, gain, stats[model_e - 1])
+            return HopeFear(sentence, hope, fear, model)
+        scores = self.edge_scores(sentence, weights)
+        hope_edges = self._forest(sentence, scores, gain, 1.0, 1.0)
+        fear_edges = self._forest(sentence, scores, gain, 1.0, -1.0)
+        model_edges = self._forest(sentence, scores, gain, 1.0, 0.0) if with_model else hope_edges
+        yields = [self.words(sentence, hope_edges), self.words(sentence, fear_edges)]
+        if with_model:
+            yields.append(self.words(sentence, model_edges))
+        stats = self.stats_of(sentence, yields)
+        hope = self.hypothesis(sentence, hope_edges, weights, gain, stats[0])
+        if safe_hope and abs(hope.model_score) > 1e-8:
+            ratio = BLEU_RATIO * abs(hope.gain) / abs(hope.model_score)
+            if ratio < 1.0:
+                hope_edges = self._forest(sentence, scores, gain, ratio, 1.0)
+                hope_stats = self.stats_of(sentence, [self.words(sentence, hope_edges)])[0]
+                hope = self.hypothesis(sentence, hope_edges, weights, gain, hope_stats)
+        fear = self.hypothesis(sentence, fear_edges, weights, gain, stats[1])
+        model = self.hypothesis(sentence, model_edges, weights, gain, stats[2]) if with_model else hope
+        return HopeFear(sentence, hope, fear, model)
+
+    def model_best_stats(self, sentence: int, weights: np.ndarray) -> np.ndarray:
+        """Exact statistics of the model-best derivation (for corpus BLEU)."""
+        hg = self.tuning_set.graphs[sentence]
+        scores = self.edge_scores(sentence, weights)
+        if hg.is_kbest:
+            return self._kbest(sentence)[1 + int(np.argmax(scores[1:]))]
+        _, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
+        edges = _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
+        return self.stats_of(sentence, [self.words(sentence, edges)])[0]
+
+
+def kbest_hope_fear(scores: np.ndarray, gains: np.ndarray, safe_hope: bool = False) -> tuple[int, int, int]:
+    """Indices of hope, fear and model-best in a k-best list (first on ties), by scoring every hypothesis
+    (Cherry & Foster 2012, Algorithm 1; Moses ``NbestHopeFearDecoder::HopeFear`` including ``safe_hope``)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    gains = np.asarray(gains, dtype=np.float64)
+    if scores.size == 0:
+        raise InputError("an empty k-best list has no hope or fear")
+    hope = int(np.argmax(scores + gains))
+    if safe_hope:
+        model = scores[hope]
+        bleu = gains[hope] * BLEU_RATIO
+        if abs(model) > 1e-8 and abs(bleu) / abs(model) < 1.0:
+            hope = int(np.argmax(abs(bleu) / abs(model) * scores + gains))
+    return hope, int(np.argmax(scores - gains)), int(np.argmax(scores))
+
+
+def _fit(weights: np.ndarray, width: int) -> np.ndarray:
+    if weights.size == width:
+        return weights
+    if weights.size > width:
+        return weights[:width]
+    out = np.zeros(width)
+    out[: weights.size] = weights
+    return out
+
+
+def _derivation_from_edges(hg: Hypergraph, edges: np.ndarray) -> Derivation:
+    """Rebuild a :class:`Derivation` from its pre-order edge list (iteratively: lattices can be deep)."""
+    arity = hg.tail_offsets[1:] - hg.tail_offsets[:-1]
+    edge_list = [int(e) for e in edges]
+    # post-order construction: walk the pre-order list backwards, children are on the stack in order
+    stack: list[Derivation] = []
+    for e in reversed(edge_list):
+        k = int(arity[e])
+        children = tuple(stack[len(stack) - k :][::-1]) if k else ()
+        if k:
+            del stack[len(stack) - k :]
+        stack.append(Derivation(e, children))
+    return stack[-1]

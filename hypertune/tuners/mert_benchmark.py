@@ -1,0 +1,118 @@
+"""MERT benchmarks for ``hypertune bench --suite mert`` (targets from the MERT issue; figures in
+docs/performance.md). They need the shared reference data and, for the large corpora, its
+``tools/make_bench.py``; figures whose data is missing are left out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hypertune.bench import Figure, median_time
+from hypertune.formats import read_graphs, read_references
+from hypertune.formats.cache import write as write_cache
+from hypertune.formats.nbest import feature_order
+from hypertune.formats.weights import read_mert_init, read_weights
+from hypertune.metrics import BleuMetric
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.linesearch import line_search
+from hypertune.tuners.mert import LineSearcher, Mert
+from hypertune.weights import Weights
+
+CDEC_WEIGHTS = {
+    "WordPenalty": 4.25,
+    "LanguageModel": -1.1165,
+    "PhraseModel_0": -0.96,
+    "PhraseModel_1": -0.65,
+    "PhraseModel_2": -0.77,
+    "PassThrough": -10.0,
+}
+
+
+def benchmark_mert(
+    shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str], repeat: int = 10, hypergraphs: int = 500
+) -> list[Figure]:
+    shared = Path(shared_dir)
+    work = Path(workdir)
+    figures: list[Figure] = []
+    forest = shared / "cdec" / "forests" / "training_dpmert_test_data_1.json.gz"
+    if forest.is_file():
+        graphs = read_graphs(str(forest))
+        refs = read_references([str(shared / "cdec" / "forests" / f"lo_test.ref.{i}") for i in range(4)])[1:2]
+        tuning = TuningSet(graphs, refs, BleuMetric(tokenize="none", ref_length="ibm"))
+        searcher = LineSearcher(tuning, n_jobs=1)
+        space = tuning.feature_space
+        w0, d = Weights(CDEC_WEIGHTS).vector(space), Weights({"WordPenalty": 1.0}).vector(space)
+        seconds = median_time(lambda: line_search(searcher.surfaces(w0, d), tuning.score), repeat)
+        figures.append(
+            Figure(
+                "MERT envelope + error surface + line search, cdec forest",
+                seconds,
+                0.030,
+                f"{graphs[0].num_edges} edges, one direction",
+            )
+        )
+    scorer = shared / "moses" / "scorer-data"
+    if scorer.is_dir():
+        seconds, detail = _kbest_mert(str(scorer / "nbest.out.gz"), str(scorer / "reference.txt.gz"), None, 20)
+        figures.append(Figure("k-best MERT, Moses scorer data, 20 restarts", seconds, 2.0, detail))
+    tool = shared.parent / "tools" / "make_bench.py"
+    if tool.is_file():
+        corpus = _make(tool, "nbest", work / "nbest1000", 1000)
+        seconds, detail = _kbest_mert(str(corpus / "nbest.gz"), str(corpus / "ref"), str(corpus / "init.opt"), 20)
+        figures.append(Figure("k-best MERT, make_bench nbest 1,000 x 100, 20 restarts", seconds, 15.0, detail))
+        figures.append(_lattice_mert(_make(tool, "hg", work / f"hg{hypergraphs}", hypergraphs)))
+    return figures
+
+
+def _make(tool: Path, kind: str, out: Path, size: int) -> Path:
+    if not out.is_dir():
+        subprocess.run([sys.executable, str(tool), kind, str(out), str(size), "7"], check=True, capture_output=True)
+    return out
+
+
+def _kbest_mert(nbest: str, refs: str, init: str | None, restarts: int) -> tuple[float, str]:
+    """Load (not timed), then one MERT run with ``restarts`` random restarts (timed)."""
+    graphs = read_graphs(nbest)
+    references = read_references(refs)[: len(graphs)]
+    tuning = TuningSet(graphs, references, BleuMetric(tokenize="none"))
+    if init:
+        start, low, high = read_mert_init(init, feature_order(nbest))
+        box = (low, high)
+    else:
+        start, box = Weights({name: 0.1 for name in tuning.feature_space.names}), None
+    started = time.perf_counter()
+    result = Mert(restarts=restarts, seed=1, restart_box=box).fit(tuning, start)
+    seconds = time.perf_counter() - started
+    hypotheses = sum(g.num_edges - 1 for g in graphs)
+    return seconds, (
+        f"{len(graphs)} sentences, {hypotheses} hypotheses, {len(tuning.feature_space)} features, "
+        f"BLEU {result.score_before:.4f} -> {result.score_after:.4f}, {result.line_searches} line searches"
+    )
+
+
+def _lattice_mert(corpus: Path) -> Figure:
+    """Coordinate ascent plus 10 random directions per round over Moses hypergraphs (loading not timed;
+    the corpus is cached in hypertune's native format after the first parse)."""
+    cache = corpus / "corpus.htc"
+    if not cache.is_file():
+        write_cache(read_graphs(str(corpus / "hg")), str(cache))
+    graphs = read_graphs(str(cache))
+    references = read_references(str(corpus / "ref"))[: len(graphs)]
+    tuning = TuningSet(graphs, references, BleuMetric(tokenize="none"))
+    weights = read_weights([str(corpus / "dense"), str(corpus / "sparse")])
+    names = set(tuning.feature_space.names)
+    dense = [name for name in read_weights(str(corpus / "dense")) if name in names]  # what Moses's MERT tunes
+    started = time.perf_counter()
+    result = Mert(random_directions=10, seed=1, features=dense).fit(tuning, weights)
+    seconds = time.perf_counter() - started
+    edges = sum(g.num_edges for g in graphs)
+    return Figure(
+        "lattice MERT, Moses hypergraphs, coordinate + 10 random directions",
+        seconds,
+        60.0,
+        f"{len(graphs)} graphs, {edges} edges, BLEU {result.score_before:.4f} -> {result.score_after:.4f}, "
+        f"{result.line_searches} line searches",
+    )

@@ -1,0 +1,186 @@
+"""Benchmarks and measurements of hope/fear search and batch MIRA (figures for docs/mira.md and
+docs/performance.md).
+
+* :func:`approximation_quality`: how often the approximate (Moses-style) lattice/forest hope and fear
+  search finds the true argmax, measured against enumeration on small seeded random graphs.
+* :func:`benchmark_mira`: wall times on the corpora of ``shared/tools/make_bench.py`` (200 Moses
+  hypergraphs, 10 epochs with loading; one epoch over 500 hypergraphs; k-best MIRA, 60 epochs, over
+  1,000 x 100 n-best lists), with the targets of the MIRA issue.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from hypertune.algorithms import enumerate_derivations
+from hypertune.bench import Figure
+from hypertune.generate import random_hypergraph
+from hypertune.metrics import BleuMetric
+from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.weights import Weights
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """Share of sentences where the approximate search found an optimal hope / fear, and the mean gap
+    (optimal objective minus found objective, in gain units) over all sentences."""
+
+    graphs: int
+    hope_exact: float
+    fear_exact: float
+    hope_gap: float
+    fear_gap: float
+
+
+def approximation_quality(
+    num_graphs: int = 200,
+    seed: int = 0,
+    lattice: bool = False,
+    num_edges: int = 30,
+    vocabulary_size: int = 6,
+    background: float = 1.0,
+) -> Approximation:
+    """Approximate hope/fear search against enumeration on ``num_graphs`` seeded random forests (or
+    lattices) with a background-BLEU gain; references are noisy yields of random derivations."""
+    rng = np.random.default_rng(seed)
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs, references = [], []
+    while len(graphs) < num_graphs:
+        hg = random_hypergraph(
+            num_edges,
+            lattice=lattice,
+            num_features=4,
+            vocabulary_size=vocabulary_size,
+            fan_in=2,
+            max_span=4,
+            seed=rng,
+            feature_space=space,
+            vocabulary=vocabulary,
+        )
+        if hg.count_derivations() > 5000:
+            continue
+        derivations = enumerate_derivations(hg)
+        words = hg.derivation_words(derivations[int(rng.integers(len(derivations)))])
+        noisy = [w if rng.random() > 0.2 else f"w{rng.integers(vocabulary_size)}" for w in words] or ["w0"]
+        graphs.append(hg)
+        references.append([" ".join(noisy)])
+    tuning_set = TuningSet(graphs, references, BleuMetric(tokenize="none"))
+    weights = Weights({f"F{i}": float(rng.normal(scale=0.3)) for i in range(4)}).vector(space)
+    decoder = HopeFearDecoder(tuning_set)
+    gain = Gain("background", 4, 1.0, background)
+    hope_hits = fear_hits = 0
+    hope_gaps, fear_gaps = [], []
+    for s, hg in enumerate(graphs):
+        derivations = enumerate_derivations(hg)
+        features = np.vstack([hg.derivation_features(d) for d in derivations])
+        width = min(features.shape[1], weights.size)
+        scores = features[:, :width] @ weights[:width]
+        yields = [decoder.words(s, np.asarray(d.edges())) for d in derivations]
+        gains = np.asarray(gain.score(tuning_set.yield_stats(s, yields)))
+        found = decoder.hope_fear(s, weights, gain, with_model=False)
+        hope_gap = float(np.max(scores + gains) - (found.hope.model_score + found.hope.gain))
+        fear_gap = float(np.max(scores - gains) - (found.fear.model_score - found.fear.gain))
+        hope_hits += hope_gap <= 1e-9
+        fear_hits += fear_gap <= 1e-9
+        hope_gaps.append(hope_gap)
+        fear_gaps.append(fear_gap)
+    n = len(graphs)
+    return Approximation(n, hope_hits / n, fear_hits / n, float(np.mean(hope_gaps)), float(np.mean(fear_gaps)))
+
+
+# ---------------------------------------------------------------------- timing on make_bench corpora
+
+
+def _make(shared_dir: str, workdir: str, kind: str, count: int) -> str:
+    out = os.path.join(workdir, f"{kind}{count}")
+    if not os.path.isdir(out):
+        tool = os.path.join(shared_dir, "tools", "make_bench.py")
+        subprocess.run([sys.executable, tool, kind, out, str(count), "7"], check=True)
+    return out
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def benchmark_mira(shared_dir: str, workdir: str) -> list[Figure]:
+    """Figures for docs/performance.md (``shared_dir`` is ``../shared``, the parent of ``data`` and ``tools``).
+
+    Targets (MIRA issue): 200 hypergraphs, 10 epochs including loading, at most half of Moses kbmira's
+    48 s; one epoch over 500 hypergraphs in at most 5 s; k-best MIRA (60 epochs) over 1,000 x 100 no
+    slower than kbmira's 0.42 s.
+    """
+    from hypertune.formats import read_graphs, read_references, read_weights
+    from hypertune.tuners.corpus import merge_kbest
+    from hypertune.tuners.mira import batch_mira
+
+    figures = []
+    hg200 = _make(shared_dir, workdir, "hg", 200)
+    start = time.perf_counter()
+    graphs = read_graphs([os.path.join(hg200, "hg")])
+    loaded = time.perf_counter() - start
+    refs = read_references([os.path.join(hg200, "ref")])
+    weights = read_weights([os.path.join(hg200, "dense"), os.path.join(hg200, "sparse")])
+    tuning_set = TuningSet(graphs, refs, BleuMetric(tokenize="none"))
+    result = batch_mira(tuning_set, weights, epochs=10, seed=1)
+    total = time.perf_counter() - start
+    figures.append(
+        Figure(
+            "MIRA, 200 Moses hypergraphs, 10 epochs (with loading)",
+            total,
+            24.0,
+            f"loading {loaded:.1f} s, MIRA {result.timing['total']:.1f} s, BLEU {100 * result.bleu_before:.2f} -> "
+            f"{100 * result.bleu_after:.2f}, peak RSS {_peak_mb():.0f} MB (kbmira: 48 s, 850 MB)",
+        )
+    )
+    hg500 = _make(shared_dir, workdir, "hg", 500)
+    graphs = read_graphs([os.path.join(hg500, "hg")])
+    tuning_set = TuningSet(graphs, read_references([os.path.join(hg500, "ref")]), BleuMetric(tokenize="none"))
+    batch_mira(tuning_set, weights, epochs=1, seed=1)  # compile and prune once
+    result = batch_mira(tuning_set, weights, epochs=1, seed=1)
+    figures.append(
+        Figure(
+            "MIRA, one epoch over 500 Moses hypergraphs",
+            result.timing["train"],
+            5.0,
+            f"pruning {result.timing.get('prune', 0):.2f} s, evaluation {result.timing['evaluate']:.2f} s "
+            "(not counted)",
+        )
+    )
+    nbest = _make(shared_dir, workdir, "nbest", 1000)
+    start = time.perf_counter()
+    graphs = merge_kbest(read_graphs([os.path.join(nbest, "nbest.gz")]))
+    loaded = time.perf_counter() - start
+    tuning_set = TuningSet(graphs, read_references([os.path.join(nbest, "ref")]), BleuMetric(tokenize="none"))
+    init = read_weights([os.path.join(nbest, "dense.legacy")], feature_names=list(tuning_set.feature_space.names))
+    result = batch_mira(tuning_set, init, epochs=60, seed=1)
+    figures.append(
+        Figure(
+            "k-best MIRA, 1,000 x 100 n-best lists, 60 epochs (without loading)",
+            result.timing["total"],
+            0.42,
+            f"training {result.timing['train']:.2f} s, evaluation {result.timing['evaluate']:.2f} s, setup "
+            f"{result.timing['setup']:.2f} s; n-best loading {loaded:.1f} s not counted; "
+            f"BLEU {100 * result.bleu_before:.2f} -> {100 * result.bleu_after:.2f}",
+        )
+    )
+    return figures
+
+
+if __name__ == "__main__":  # pragma: no cover
+    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join("..", "shared")
+    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/hypertune-mira-bench"
+    os.makedirs(work, exist_ok=True)
+    for figure in benchmark_mira(shared, work):
+        print(f"{figure.name}: {figure.seconds:.3f} s (target {figure.target}) {figure.detail}")
+    for lattice in (False, True):
+        print("lattices" if lattice else "forests", approximation_quality(lattice=lattice))

@@ -1,0 +1,54 @@
+"""N-gram intersection: same derivations (mapped back), and every n-gram of a yield created exactly once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import hypergraphs
+
+from hypertune.algorithms import enumerate_derivations
+from hypertune.algorithms.intersect import intersect_ngrams
+
+
+def _ngrams(words, order):
+    return Counter(tuple(words[i : i + n]) for n in range(1, order + 1) for i in range(len(words) - n + 1))
+
+
+@settings(max_examples=60)
+@given(hypergraphs(max_nodes=6), st.integers(1, 4), st.booleans())
+def test_intersection_preserves_derivations_and_creates_each_ngram_once(hg, order, skip_first):
+    skip = [0] if skip_first and len(hg.vocabulary) else []
+    inter = intersect_ngrams(hg, order, skip)
+    split = inter.graph
+    originals = Counter(enumerate_derivations(hg))
+    mapped = Counter()
+    for d in enumerate_derivations(split):
+        original = inter.original_derivation(d)
+        mapped[original] += 1
+        words = [w for w in hg.derivation_yield(original) if w not in skip]
+        created = Counter()
+        for e in d.edges():
+            lo, hi = inter.gram_offsets[e], inter.gram_offsets[e + 1]
+            for row, n in zip(inter.grams[lo:hi], inter.gram_orders[lo:hi], strict=True):
+                created[tuple(int(x) for x in row[:n])] += 1
+        assert created == _ngrams(words, order)
+        assert split.derivation_yield(d) == hg.derivation_yield(original)
+    assert mapped == originals
+
+
+@given(st.integers(0, 10_000))
+def test_lattices_keep_only_right_contexts(seed):
+    """Tails first (a phrase-based lattice): only the last words matter, as in an n-gram automaton."""
+    from hypertune.generate import random_hypergraph
+
+    hg = random_hypergraph(20, lattice=True, vocabulary_size=3, fan_in=2, seed=seed)
+    assert all(hg.edge_target(e)[0] < 0 for e in range(1, hg.num_edges))
+    inter = intersect_ngrams(hg, 3)
+    assert all(
+        left is None
+        for left, right in zip(inter.node_left, inter.node_right, strict=True)
+        if right is None or len(right) == 2
+    )
+    assert inter.graph.count_derivations() == hg.count_derivations()

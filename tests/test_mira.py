@@ -1,0 +1,208 @@
+"""Batch MIRA: the compiled k-best epochs against a plain reference implementation of Cherry & Foster's
+Algorithm 1 (kbmira conventions), forest mode against k-best mode, averaging, pruning, CLI, shared data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import hypergraphs, weights
+
+from hypertune.algorithms import enumerate_derivations
+from hypertune.algorithms.prune import max_marginals, prune
+from hypertune.cli import hope_fear_command, mira_command
+from hypertune.generate import random_kbest
+from hypertune.metrics import BleuMetric
+from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.tuners.corpus import TuningSet, merge_kbest
+from hypertune.tuners.hope_fear import Gain
+from hypertune.tuners.mira import _apply_update, _averaged, batch_mira
+from hypertune.weights import Weights
+
+
+def _corpus(seed: int, sentences: int = 8, size: int = 12) -> tuple[TuningSet, Weights]:
+    rng = np.random.default_rng(seed)
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = [
+        random_kbest(size, num_features=5, vocabulary_size=8, seed=rng, feature_space=space, vocabulary=vocabulary)
+        for _ in range(sentences)
+    ]
+    refs = [[" ".join(f"w{i}" for i in rng.integers(0, 8, size=6))] for _ in range(sentences)]
+    init = Weights({f"F{i}": float(rng.normal()) for i in range(5)})
+    return TuningSet(graphs, refs, BleuMetric(tokenize="none")), init
+
+
+def _reference_mira(tuning_set, init, C=0.01, decay=0.999, epochs=5, seed=0, model_bg=False):
+    """Algorithm 1 written plainly (dense numpy, Python loops), kbmira's conventions."""
+    space = tuning_set.feature_space
+    w = init.vector(space)
+    history = [w.copy()]
+    bg = np.ones(tuning_set.stats_size)
+    rng = np.random.default_rng(seed)
+    feats = [g.feature_matrix(len(space))[1:].toarray() for g in tuning_set.graphs]
+    stats = [tuning_set.edge_stats(s)[1:] for s in range(len(tuning_set))]
+    # the k-best pack keeps the first of identical (features, stats) rows
+    for s in range(len(feats)):
+        _, first = np.unique(np.hstack([feats[s], stats[s]]), axis=0, return_index=True)
+        keep = np.sort(first)
+        feats[s], stats[s] = feats[s][keep], stats[s][keep]
+    gain = Gain("background", decay=decay)
+    best, best_bleu = None, -np.inf
+    for _ in range(epochs):
+        for s in rng.permutation(len(feats)):
+            gain.background = bg
+            scores = feats[s] @ w
+            gains = np.asarray(gain.score(stats[s]))
+            hope, fear, model = np.argmax(scores + gains), np.argmax(scores - gains), np.argmax(scores)
+            if hope == fear or not gains[hope] > gains[fear]:
+                continue
+            diff = feats[s][hope] - feats[s][fear]
+            loss = gains[hope] - gains[fear] - diff @ w
+            if loss > 0 and diff @ diff > 0:
+                w = w + min(C, loss / (diff @ diff)) * diff
+                history.append(w.copy())
+            bg = decay * bg + stats[s][model if model_bg else hope]
+        avg = np.mean(history, axis=0)
+        total = sum(stats[s][np.argmax(feats[s] @ avg)] for s in range(len(feats)))
+        bleu = tuning_set.score(total)
+        if bleu > best_bleu:
+            best, best_bleu = avg, bleu
+    return best, best_bleu
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("model_bg", [False, True])
+def test_kbest_mira_matches_reference(seed, model_bg):
+    tuning_set, init = _corpus(seed)
+    result = batch_mira(tuning_set, init, epochs=5, seed=seed, model_bg=model_bg, C=0.05)
+    expected, bleu = _reference_mira(tuning_set, init, C=0.05, epochs=5, seed=seed, model_bg=model_bg)
+    got = Weights(result.weights).vector(tuning_set.feature_space)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    assert result.bleu_after == pytest.approx(bleu)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_hypergraph_mode_equals_kbest_mode_on_kbest_lists(seed):
+    tuning_set, init = _corpus(seed)
+    a = batch_mira(tuning_set, init, epochs=4, seed=seed, mode="nbest")
+    b = batch_mira(tuning_set, init, epochs=4, seed=seed, mode="hypergraph")
+    space = tuning_set.feature_space
+    np.testing.assert_allclose(Weights(a.weights).vector(space), Weights(b.weights).vector(space), rtol=1e-9)
+    assert a.bleu_after == pytest.approx(b.bleu_after)
+
+
+def test_mira_is_seeded_and_improves_training_bleu():
+    tuning_set, init = _corpus(5, sentences=20)
+    a = batch_mira(tuning_set, init, epochs=10, seed=7)
+    b = batch_mira(tuning_set, init, epochs=10, seed=7)
+    assert dict(a.weights) == dict(b.weights)
+    assert a.bleu_after >= max(e.bleu for e in a.epochs) - 1e-12
+    assert len(a.epochs) == 10 and 1 <= a.best_epoch <= 10
+
+
+def test_averaging_counts_initial_weights_once():
+    w = np.array([1.0, 2.0, 0.0])
+    totals, last, state = w.copy(), np.zeros(3), np.zeros(1)
+    seen = [w.copy()]
+    for idx, diff in (([0], [1.0]), ([2], [3.0]), ([0, 1], [-1.0, 0.5])):
+        _apply_update(np.asarray(idx), np.asarray(diff), 0.5, w, totals, last, state)
+        seen.append(w.copy())
+    np.testing.assert_allclose(_averaged(w, totals, last, state), np.mean(seen, axis=0))
+
+
+@settings(max_examples=40)
+@given(hypergraphs(max_nodes=6), weights, st.integers(1, 6))
+def test_prune_max_marginals_and_kept_best(hg, w, keep):
+    scores = w.edge_scores(hg)
+    derivations = enumerate_derivations(hg)
+    totals = [scores[d.edges()].sum() for d in derivations]
+    expected = np.full(hg.num_edges, -np.inf)
+    for d, total in zip(derivations, totals, strict=True):
+        for e in set(d.edges()):
+            expected[e] = max(expected[e], total)
+    np.testing.assert_allclose(max_marginals(hg, scores), expected)
+    pruned, kept = prune(hg, scores, keep)
+    best = max(totals)
+    assert max(w.edge_scores(pruned)[d.edges()].sum() for d in enumerate_derivations(pruned)) == pytest.approx(best)
+    assert np.all(expected[kept] >= np.sort(expected)[::-1][min(keep, hg.num_edges) - 1] - 1e-12)
+
+
+def _run(command, argv):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    command.register(sub)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def test_cli_featstat_kbmira_style(shared, tmp_path, capsys):
+    folder = shared / "moses" / "featstat-10x100"
+    out = tmp_path / "w"
+    argv = ["mira", "-F", str(folder / "FEATSTAT.txt"), "-S", str(folder / "SCORESTAT.txt"), "-d", str(folder / "INIT")]
+    assert _run(mira_command, [*argv, "-r", "1", "-o", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {"bleu_before", "bleu_after", "weights", "timing"} <= set(payload)
+    assert payload["bleu_after"] > payload["bleu_before"]
+    assert out.read_text().count("\n") == 14
+
+
+def test_cli_accumulates_nbest_iterations(shared, capsys):
+    folder = shared / "moses" / "nbest-5iter"
+    init = shared / "moses" / "featstat-10x100" / "INIT"
+    files = [str(folder / f"nbest.{i}.gz") for i in range(1, 6)]
+    argv = ["mira", *files, "--refs", str(folder / "reference"), "--init", str(init), "--json", "--epochs", "20"]
+    assert _run(mira_command, argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["sentences"] == 10 and payload["mode"] == "nbest"
+    assert payload["bleu_after"] > payload["bleu_before"]
+
+
+def test_merge_kbest_deduplicates_in_pack(shared):
+    from hypertune.formats import read_graphs
+
+    folder = shared / "moses" / "nbest-5iter"
+    graphs = read_graphs([str(folder / "nbest.1.gz"), str(folder / "nbest.1.gz")])
+    merged = merge_kbest(graphs)
+    first = graphs[0]
+    unique = {
+        (tuple(first.edge_target(e)), tuple(sorted(first.edge_features(e).items()))) for e in range(1, first.num_edges)
+    }
+    assert len(merged) == 10 and merged[0].num_edges == len(unique) + 1
+
+
+def test_cli_hypergraph_and_hope_fear(shared, capsys):
+    folder = shared / "moses" / "toy-forest"
+    argv = ["hope-fear", str(folder / "0"), "--refs", str(folder / "ref"), "--weights", str(folder / "dense.weights")]
+    assert _run(hope_fear_command, [*argv, "--background", "0.1", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["sentences"][0]
+    assert row["hope"]["text"] == "a b c d h k" and row["model"]["text"] == "a b j k"
+    argv = ["mira", str(folder / "0"), "--refs", str(folder / "ref"), "--init", str(folder / "dense.weights")]
+    assert _run(mira_command, [*argv, "--epochs", "3", "--json", "--safe-hope", "--accumulate"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["mode"] == "hypergraph" and payload["bleu_after"] >= payload["bleu_before"]
+
+
+@pytest.mark.slow
+def test_moses_hypergraph_hope_is_the_reference(shared):
+    """With the model-best translation as reference, hope = model-best (BLEU 1), before and after pruning."""
+    from hypertune.algorithms import viterbi
+    from hypertune.formats import read_graphs, read_weights
+    from hypertune.tuners.hope_fear import HopeFearDecoder
+    from hypertune.tuners.mira import prune_tuning_set
+
+    folder = shared / "moses" / "hypergraphs" / "sparse"
+    graphs = read_graphs([str(folder / "hg.gz")])
+    weights = read_weights([str(folder / "dense.weights"), str(folder / "sparse.weights")])
+    reference = " ".join(w for w in viterbi(graphs[0], weights).words if w not in ("<s>", "</s>"))
+    tuning_set = TuningSet(graphs, [[reference]], BleuMetric(tokenize="none"))
+    for data in (tuning_set, prune_tuning_set(tuning_set, weights, 50)):
+        result = HopeFearDecoder(data).hope_fear(0, weights.vector(data.feature_space), Gain())
+        assert data.metric.score(result.hope.stats) == pytest.approx(1.0)
+        assert result.model.words.tolist() == result.hope.words.tolist()
+        assert result.fear.gain < result.hope.gain
+    mira = batch_mira(tuning_set, weights, epochs=2, seed=1)
+    assert mira.bleu_before == pytest.approx(1.0) and mira.mode == "hypergraph"
