@@ -6,10 +6,16 @@ numba kernels), on a seeded synthetic forest from :mod:`hypertune.generate`.
 
 from __future__ import annotations
 
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +45,28 @@ def median_time(function: Callable[[], object], repeat: int) -> float:
         function()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def make_bench_corpus(
+    shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str], kind: str, count: int, seed: int = 7
+) -> Path:
+    """``workdir/<kind><count>``, written by the shared ``tools/make_bench.py`` (``shared_dir`` is the
+    ``shared`` folder) into a temporary folder and renamed, so an interrupted run leaves nothing half-made."""
+    out = Path(workdir) / f"{kind}{count}"
+    if not out.is_dir():
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        tool = Path(shared_dir) / "tools" / "make_bench.py"
+        staging = Path(tempfile.mkdtemp(prefix=f".{kind}{count}-", dir=workdir))
+        try:
+            subprocess.run(
+                [sys.executable, str(tool), kind, str(staging / "corpus"), str(count), str(seed)],
+                check=True,
+                capture_output=True,
+            )
+            os.replace(staging / "corpus", out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return out
 
 
 def engine_figures(num_edges: int = 100_000, num_features: int = 20, repeat: int = 20, seed: int = 0) -> list[Figure]:
@@ -81,4 +109,27 @@ def metric_figures(num_hypotheses: int = 1_000_000, seed: int = 0) -> list[Figur
     return [Figure("BLEU statistics", result["bleu_stats.total_s"], 5.0 * num_hypotheses / 1_000_000, detail)]
 
 
-SUITES: dict[str, Callable[..., list[Figure]]] = {"engine": engine_figures, "metrics": metric_figures}
+def format_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.formats.benchmark import benchmark_formats
+
+    return benchmark_formats(Path(shared_dir) / "data")
+
+
+def mert_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.tuners.mert_benchmark import benchmark_mert
+
+    return benchmark_mert(shared_dir, workdir)
+
+
+def mira_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.tuners.mira_benchmark import benchmark_mira
+
+    return benchmark_mira(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira")
+SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
+    "formats": format_figures,
+    "mert": mert_figures,
+    "mira": mira_figures,
+}

@@ -94,3 +94,36 @@ def test_bench_prints_one_line_per_figure(capsys):
     assert all(" ms" in line for line in lines[1:])
     code, out, _ = run(capsys, "bench", "--edges", "2000", "--repeat", "2", "--json")
     assert [f["name"] for f in json.loads(out)["figures"]][0].startswith("edge scoring")
+
+
+def test_bleu_of_nbest_and_graphs(tmp_path, capsys):
+    nbest = str(FIXTURES / "mert" / "nbest.txt")
+    refs = [str(FIXTURES / "mert" / "ref.0"), str(FIXTURES / "mert" / "ref.1")]
+    code, out, _ = run(capsys, "bleu", "--nbest", nbest, "--refs", *refs, "--tokenize", "none", "--json")
+    assert code == 0 and json.loads(out)["score"] == pytest.approx(100.0)  # the listed 1-bests are references
+    weights = tmp_path / "w"
+    weights.write_text("LM0 1\nTM0_0 0\nTM0_1 0\nWordPenalty0 0\n")  # LM only: prefers short hypotheses
+    code, out, _ = run(
+        capsys, "bleu", "--nbest", nbest, "-w", str(weights), "--refs", *refs, "--tokenize", "none", "--json"
+    )
+    assert code == 0 and json.loads(out)["score"] < 100.0
+    ref = tmp_path / "ref"
+    ref.write_text("the cottage\n")
+    code, out, _ = run(
+        capsys,
+        "bleu",
+        "--graphs",
+        FOREST,
+        "-w",
+        WEIGHTS,
+        "--refs",
+        str(ref),
+        "--json",
+        "--smooth",
+        "none",
+        "--max-order",
+        "2",
+    )
+    assert code == 0 and json.loads(out)["score"] == pytest.approx(100.0)
+    code, _, err = run(capsys, "bleu", "--graphs", FOREST, "--refs", str(ref))
+    assert code == 2 and "--weights" in err

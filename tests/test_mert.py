@@ -189,7 +189,7 @@ def test_mert_improves_and_is_deterministic():
     tuning_set = random_corpus(3, sentences=8)
     init = Weights({"f0": 0.1, "f1": 0.1, "f2": 0.1})
     results = {}
-    for optimizer in ("coordinate", "powell", "random-directions"):
+    for optimizer in ("coordinate", "cyclic", "powell", "random-directions"):
         a = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
         b = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
         assert dict(a.weights) == dict(b.weights)

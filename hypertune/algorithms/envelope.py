@@ -136,7 +136,8 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
             line_edge, line_tails = _resize(line_edge, grow), _resize_2d(line_tails, grow)
             chosen = _resize(chosen, grow)
         start[v] = stored
-        top = _upper_hull(cand_m, cand_b, count, left, slope, intercept, chosen, stored)
+        order = np.argsort(cand_m[:count], kind="mergesort")
+        top = _upper_hull(order, cand_m, cand_b, left, slope, intercept, chosen, stored)
         for k in range(stored, top):
             line_edge[k] = cand_e[chosen[k]]
             line_tails[k] = cand_t[chosen[k]]
@@ -146,11 +147,10 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
 
 
 @_jit
-def _upper_hull(cand_m, cand_b, count, left, slope, intercept, chosen, start):  # pragma: no cover - compiled
-    """Write the upper envelope of candidate lines ``cand_b + γ·cand_m`` (the first ``count``) at
-    ``start`` of the output arrays, by increasing slope (parallel lines keep the larger intercept, the
-    earlier on ties); ``chosen`` gets each kept line's candidate index. Returns the end position."""
-    order = np.argsort(cand_m[:count], kind="mergesort")
+def _upper_hull(order, cand_m, cand_b, left, slope, intercept, chosen, start):  # pragma: no cover - compiled
+    """Write the upper envelope of candidate lines ``cand_b + γ·cand_m``, visited in ``order`` (by
+    non-decreasing slope, stable), at ``start`` of the output arrays (parallel lines keep the larger
+    intercept, the earlier on ties); ``chosen`` gets each kept line's candidate index. Returns the end."""
     top = start  # one past the hull's last line
     for c in order:
         m, b = cand_m[c], cand_b[c]
@@ -175,23 +175,29 @@ def _upper_hull(cand_m, cand_b, count, left, slope, intercept, chosen, start):  
 
 
 def kbest_envelopes(
-    offsets: np.ndarray, intercepts: np.ndarray, slopes: np.ndarray
+    offsets: np.ndarray, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Och's (2003) sweep for many k-best lists at once (the lattice-only fast path of the envelope
     semiring on degenerate lattices): hypotheses ``offsets[s]:offsets[s+1]`` belong to sentence ``s``.
 
+    ``order`` (optional): hypothesis indices sorted stably by slope within each sentence's block, when the
+    caller knows it already (a unit direction's slopes are a feature column, whose order never changes).
     Returns ``(segment_offsets, left, hypothesis)``: sentence ``s``'s envelope is segments
     ``segment_offsets[s]:segment_offsets[s+1]``, each with its left breakpoint and hypothesis index.
     """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if order is None:
+        order = np.empty(0, dtype=np.int64)
     return _kbest_kernel(
-        np.ascontiguousarray(offsets, dtype=np.int64),
+        offsets,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         np.ascontiguousarray(slopes, dtype=np.float64),
+        np.ascontiguousarray(order, dtype=np.int64),
     )
 
 
 @_jit
-def _kbest_kernel(offsets, b, m):  # pragma: no cover - compiled
+def _kbest_kernel(offsets, b, m, given_order):  # pragma: no cover - compiled
     n = offsets.size - 1
     left = np.empty(b.size)
     slope = np.empty(b.size)
@@ -201,7 +207,11 @@ def _kbest_kernel(offsets, b, m):  # pragma: no cover - compiled
     stored = 0
     for s in range(n):
         lo, hi = offsets[s], offsets[s + 1]
-        top = _upper_hull(m[lo:hi], b[lo:hi], hi - lo, left, slope, intercept, chosen, stored)
+        if given_order.size:
+            order = given_order[lo:hi] - lo
+        else:
+            order = np.argsort(m[lo:hi], kind="mergesort")
+        top = _upper_hull(order, m[lo:hi], b[lo:hi], left, slope, intercept, chosen, stored)
         for k in range(stored, top):
             chosen[k] += lo
         stored = top

@@ -6,13 +6,17 @@ import argparse
 import datetime
 import os
 import platform
+import tempfile
 
-from hypertune.bench import SUITES, engine_figures, metric_figures
+from hypertune.bench import SHARED_SUITES, SUITES, engine_figures, metric_figures
 from hypertune.cli.common import add_output_options, emit
+from hypertune.errors import UsageError
 
 EXAMPLE = """example:
   hypertune bench                      # engine figures on a 100,000-edge forest
   hypertune bench --suite all --json   # every figure, as JSON
+  hypertune bench --suite mert --shared ../shared --workdir /tmp/hypertune-bench
+                                       # MERT figures on the shared reference data (minutes)
 """
 
 
@@ -26,6 +30,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--suite", choices=[*SUITES, "all"], default="engine", help="what to time (default engine)")
+    parser.add_argument(
+        "--shared",
+        default=os.path.join("..", "shared"),
+        metavar="DIR",
+        help="the shared reference folder (data/ and tools/) for the formats, mert and mira suites (default ../shared)",
+    )
+    parser.add_argument(
+        "--workdir",
+        default=os.path.join(tempfile.gettempdir(), "hypertune-bench"),
+        metavar="DIR",
+        help="where generated benchmark corpora are kept between runs",
+    )
     parser.add_argument("--edges", type=int, default=100_000, help="forest size for the engine suite")
     parser.add_argument("--features", type=int, default=20, help="dense features for the engine suite")
     parser.add_argument("--hypotheses", type=int, default=1_000_000, help="hypotheses for the metrics suite")
@@ -41,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
         figures += engine_figures(args.edges, args.features, max(1, args.repeat), args.seed)
     if args.suite in ("metrics", "all"):
         figures += metric_figures(args.hypotheses, args.seed)
+    for name, suite in SHARED_SUITES.items():
+        if args.suite in (name, "all"):
+            if not os.path.isdir(os.path.join(args.shared, "data")):
+                raise UsageError(f"--suite {name} needs the shared reference data: no {args.shared}/data")
+            figures += suite(args.shared, args.workdir)
     lines = []
     for f in figures:
         target = "" if f.target is None else f"  (target {_ms(f.target)}: {'met' if f.met else 'MISSED'})"

@@ -31,7 +31,26 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--hyp", required=True, metavar="FILE", help="hypotheses, one per line ('-' = stdin)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--hyp", metavar="FILE", help="hypotheses, one per line ('-' = stdin)")
+    source.add_argument(
+        "--nbest",
+        metavar="FILE",
+        help="an n-best list: score each sentence's first hypothesis, or its best under --weights",
+    )
+    source.add_argument(
+        "--graphs",
+        nargs="+",
+        metavar="PATH",
+        help="lattices or hypergraphs (any format): score their Viterbi yields under --weights",
+    )
+    parser.add_argument(
+        "--weights",
+        "-w",
+        action="append",
+        metavar="W",
+        help="weights for --graphs / --nbest (repeatable; later files override earlier ones)",
+    )
     parser.add_argument(
         "--refs", required=True, nargs="+", metavar="REF", help="reference files, one sentence per line"
     )
@@ -84,17 +103,38 @@ def _read_lines(path: str) -> list[str]:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path=path) from None
 
 
+def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str]:
+    """The hypothesis strings, from a text file, the first (or model-best) entries of an n-best list, or the
+    Viterbi yields of graphs under --weights."""
+    if args.hyp is not None:
+        if args.weights:
+            raise UsageError("--weights goes with --nbest or --graphs, not --hyp")
+        return _read_lines(args.hyp), f"the hypothesis file {args.hyp}"
+    from hypertune.algorithms import viterbi
+    from hypertune.formats import read_graphs, read_weights
+
+    if args.graphs is not None and not args.weights:
+        raise UsageError("--graphs needs --weights")
+    graphs = read_graphs(args.nbest, "moses-nbest") if args.nbest else read_graphs(args.graphs)
+    if args.weights:
+        weights = read_weights(args.weights)
+        texts = [viterbi(hg, weights).text for hg in graphs]
+    else:  # an n-best list's first entry is the decoder's 1-best
+        texts = [" ".join(hg.vocabulary.words(int(t) for t in hg.edge_target(1) if t >= 0)) for hg in graphs]
+    return texts, args.nbest or " ".join(args.graphs)
+
+
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit
     from hypertune.metrics.bleu import BleuMetric, format_bleu
 
     if args.max_order < 1:
         raise UsageError(f"--max-order must be at least 1, got {args.max_order}")
-    hypotheses = _read_lines(args.hyp)
+    hypotheses, source = _hypotheses(args)
     references = [_read_lines(path) for path in args.refs]
     for path, lines in zip(args.refs, references, strict=True):
         if len(lines) != len(hypotheses):
-            raise InputError(f"{len(lines)} lines, but the hypothesis file {args.hyp} has {len(hypotheses)}", path=path)
+            raise InputError(f"{len(lines)} lines, but {source} has {len(hypotheses)} sentences", path=path)
     metric = BleuMetric(
         max_order=args.max_order,
         ref_length=args.ref_length,

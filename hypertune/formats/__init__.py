@@ -7,9 +7,12 @@ from hypertune.formats import (  # noqa: F401
     cache,
     cdec_json,
     extractor,
+    htk_slf,
     hypertune_json,  # noqa: F401  (registers the format)
     moses_hypergraph,
+    moses_searchgraph,  # its sniffer only takes lines 'id hyp=N stack=N': no clash with other formats
     nbest,
+    openfst,
     plf,
 )
 from hypertune.formats.references import read_references

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hypertune.algorithms import enumerate_derivations
-from hypertune.bench import Figure
+from hypertune.bench import Figure, make_bench_corpus
 from hypertune.generate import random_hypergraph
 from hypertune.metrics import BleuMetric
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -100,14 +99,6 @@ def approximation_quality(
 # ---------------------------------------------------------------------- timing on make_bench corpora
 
 
-def _make(shared_dir: str, workdir: str, kind: str, count: int) -> str:
-    out = os.path.join(workdir, f"{kind}{count}")
-    if not os.path.isdir(out):
-        tool = os.path.join(shared_dir, "tools", "make_bench.py")
-        subprocess.run([sys.executable, tool, kind, out, str(count), "7"], check=True)
-    return out
-
-
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -124,7 +115,7 @@ def benchmark_mira(shared_dir: str, workdir: str) -> list[Figure]:
     from hypertune.tuners.mira import batch_mira
 
     figures = []
-    hg200 = _make(shared_dir, workdir, "hg", 200)
+    hg200 = make_bench_corpus(shared_dir, workdir, "hg", 200)
     start = time.perf_counter()
     graphs = read_graphs([os.path.join(hg200, "hg")])
     loaded = time.perf_counter() - start
@@ -142,7 +133,7 @@ def benchmark_mira(shared_dir: str, workdir: str) -> list[Figure]:
             f"{100 * result.bleu_after:.2f}, peak RSS {_peak_mb():.0f} MB (kbmira: 48 s, 850 MB)",
         )
     )
-    hg500 = _make(shared_dir, workdir, "hg", 500)
+    hg500 = make_bench_corpus(shared_dir, workdir, "hg", 500)
     graphs = read_graphs([os.path.join(hg500, "hg")])
     tuning_set = TuningSet(graphs, read_references([os.path.join(hg500, "ref")]), BleuMetric(tokenize="none"))
     batch_mira(tuning_set, weights, epochs=1, seed=1)  # compile and prune once
@@ -156,7 +147,7 @@ def benchmark_mira(shared_dir: str, workdir: str) -> list[Figure]:
             "(not counted)",
         )
     )
-    nbest = _make(shared_dir, workdir, "nbest", 1000)
+    nbest = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
     start = time.perf_counter()
     graphs = merge_kbest(read_graphs([os.path.join(nbest, "nbest.gz")]))
     loaded = time.perf_counter() - start
