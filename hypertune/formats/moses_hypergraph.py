@@ -27,10 +27,14 @@ directory gives the graphs in sentence-id order and skips ``weights`` (see :func
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Sequence
 
-from hypertune.errors import InputError
+import numpy as np
+import scipy.sparse as sp
+
+from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import (
     ArrayBuilder,
     build_located,
@@ -49,15 +53,431 @@ HEADER = "# target ||| features ||| source-covered"
 
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    with open_text(path) as handle:
-        try:
-            lines = handle.read().split("\n")
-        except (UnicodeDecodeError, EOFError, OSError) as error:
-            raise InputError(f"cannot read the file ({error})", path) from None
-    return [parse_lines(lines, path, feature_space, vocabulary)]
+    text = _read_fast(path)
+    if text is None:
+        with open_text(path) as handle:
+            try:
+                text = handle.read()
+            except (UnicodeDecodeError, EOFError, OSError) as error:
+                raise InputError(f"cannot read the file ({error})", path) from None
+    return [parse_lines(text.split("\n"), path, feature_space, vocabulary)]
+
+
+def _read_fast(path: str) -> str | None:
+    """The text of a plain or gzipped file read in one go (as :func:`open_text` would give it, universal
+    newlines included), or ``None`` when anything is unusual: the caller then reads through
+    :func:`open_text`, which reports errors."""
+    try:
+        with open(path, "rb") as raw:
+            data = raw.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        elif data[:3] == b"BZh" or data[:6] == b"\xfd7zXZ\x00":
+            return None
+        text = data.decode("utf-8")
+    except Exception:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def parse_lines(lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
+    """The graph of a Moses hypergraph file's lines. A vectorized parser handles well-formed files; anything
+    it does not accept goes through :func:`_parse_lines_checked`, which gives the same graph or the located
+    error."""
+    graph = _parse_fast(lines, path, feature_space, vocabulary)
+    if graph is None:
+        graph = _parse_lines_checked(lines, path, feature_space, vocabulary)
+    return graph
+
+
+_JOIN = " \x00 "  # between edge lines in the joined text; a line holding the token "\x00" goes the slow way
+_SCAN = None
+
+
+def _scan_kernel():
+    """The compiled tokenizer (numba is imported on first use only)."""
+    global _SCAN
+    if _SCAN is None:
+        import numba
+
+        _SCAN = numba.njit(cache=True, nogil=True)(_scan)
+    return _SCAN
+
+
+def _scan(buf, num_edges):  # pragma: no cover - compiled by numba
+    """Tokenize the UTF-8 bytes of the edge lines joined by ``_JOIN``.
+
+    Returns ``status`` (0 when the text is plainly well formed; otherwise the caller uses the checked parser),
+    per-edge word, feature and source-covered counts, and the interned strings (words and feature names
+    share one table; ids follow first appearance). Feature values of the form ``[+-]digits[.digits]`` with at
+    most 15 digits are parsed here exactly (an integer below 2**53 divided by an exact power of ten is
+    correctly rounded, as ``float`` is); others are flagged for ``float``. ``first_nonzero[id]`` ranks names
+    by their first nonzero (unflagged) value.
+    """
+    n = buf.size
+    cap = n // 2 + 2
+    word_ids = np.empty(cap, np.int64)
+    name_ids = np.empty(cap, np.int64)
+    values = np.empty(cap, np.float64)
+    flags = np.zeros(cap, np.bool_)
+    value_start = np.empty(cap, np.int64)
+    value_end = np.empty(cap, np.int64)
+    word_count = np.zeros(num_edges, np.int64)
+    feature_count = np.zeros(num_edges, np.int64)
+    sources = np.zeros(num_edges, np.int64)
+    str_start = np.empty(cap, np.int64)
+    str_end = np.empty(cap, np.int64)
+    hashes = np.empty(cap, np.uint64)
+    first_nonzero = np.empty(cap, np.int64)
+    size = 4096
+    table = np.full(size, -1, np.int64)
+    nstr = 0
+    nw = 0
+    nf = 0
+    order = 0
+    flagged = 0
+    edge = 0
+    field = 0
+    source_seen = 0
+    status = 0
+    start = -1
+    i = 0
+    while i <= n:
+        if i < n:
+            b = buf[i]
+            if b == 32 or (b >= 9 and b <= 13) or (b >= 28 and b <= 31):
+                space = True
+            elif b >= 0xC2 and b <= 0xE3:
+                c1 = buf[i + 1] if i + 1 < n else 0
+                c2 = buf[i + 2] if i + 2 < n else 0
+                if (
+                    (b == 0xC2 and (c1 == 0x85 or c1 == 0xA0))
+                    or (b == 0xE1 and c1 == 0x9A and c2 == 0x80)
+                    or (b == 0xE2 and c1 == 0x80 and ((c2 >= 0x80 and c2 <= 0x8A) or c2 == 0xA8 or c2 == 0xA9))
+                    or (b == 0xE2 and ((c1 == 0x80 and c2 == 0xAF) or (c1 == 0x81 and c2 == 0x9F)))
+                    or (b == 0xE3 and c1 == 0x80 and c2 == 0x80)
+                ):
+                    return (
+                        1,
+                        word_ids[:0],
+                        word_count,
+                        name_ids[:0],
+                        values[:0],
+                        flags[:0],
+                        value_start[:0],
+                        value_end[:0],
+                        feature_count,
+                        sources,
+                        str_start[:0],
+                        str_end[:0],
+                        first_nonzero[:0],
+                        flagged,
+                    )
+                space = False
+            else:
+                space = False
+        else:
+            space = True
+        if not space:
+            if start < 0:
+                start = i
+            i += 1
+            continue
+        if start < 0:
+            i += 1
+            continue
+        s = start
+        e = i
+        start = -1
+        i += 1
+        if e - s == 1 and buf[s] == 0:
+            if field != 2 or source_seen != 1 or edge + 1 >= num_edges:
+                status = 2
+                break
+            edge += 1
+            field = 0
+            source_seen = 0
+            continue
+        if e - s == 3 and buf[s] == 124 and buf[s + 1] == 124 and buf[s + 2] == 124:
+            if field == 2:
+                status = 3
+                break
+            field += 1
+            continue
+        if field == 2:
+            if source_seen != 0 or e - s > 18:
+                status = 4
+                break
+            v = 0
+            for j in range(s, e):
+                d = np.int64(buf[j]) - 48
+                if d < 0 or d > 9:
+                    status = 4
+                    break
+                v = v * 10 + d
+            if status != 0:
+                break
+            sources[edge] = v
+            source_seen = 1
+            continue
+        ke = e
+        if field == 1:
+            q = e - 1
+            while q >= s and buf[q] != 61:
+                q -= 1
+            if q <= s:
+                status = 5
+                break
+            ke = q
+        h = np.uint64(14695981039346656037)
+        for j in range(s, ke):
+            h = (h ^ np.uint64(buf[j])) * np.uint64(1099511628211)
+        slot = np.int64(h & np.uint64(size - 1))
+        while True:
+            k = table[slot]
+            if k == -1:
+                k = nstr
+                table[slot] = k
+                str_start[k] = s
+                str_end[k] = ke
+                hashes[k] = h
+                first_nonzero[k] = -1
+                nstr += 1
+                if 2 * nstr > size:
+                    size *= 2
+                    table = np.full(size, -1, np.int64)
+                    for m in range(nstr):
+                        slot2 = np.int64(hashes[m] & np.uint64(size - 1))
+                        while table[slot2] != -1:
+                            slot2 = (slot2 + 1) & (size - 1)
+                        table[slot2] = m
+                break
+            if hashes[k] == h and str_end[k] - str_start[k] == ke - s:
+                same = True
+                o = str_start[k] - s
+                for j in range(s, ke):
+                    if buf[j + o] != buf[j]:
+                        same = False
+                        break
+                if same:
+                    break
+            slot = (slot + 1) & (size - 1)
+        if field == 0:
+            word_ids[nw] = k
+            nw += 1
+            word_count[edge] += 1
+            continue
+        j = ke + 1
+        negative = False
+        if j < e and (buf[j] == 45 or buf[j] == 43):
+            negative = buf[j] == 45
+            j += 1
+        mantissa = 0
+        digits = 0
+        decimals = 0
+        dot = False
+        ok = True
+        while j < e:
+            c = buf[j]
+            if c >= 48 and c <= 57:
+                mantissa = mantissa * 10 + (np.int64(c) - 48)
+                digits += 1
+                if dot:
+                    decimals += 1
+                if digits > 15:
+                    ok = False
+                    break
+            elif c == 46 and not dot:
+                dot = True
+            else:
+                ok = False
+                break
+            j += 1
+        name_ids[nf] = k
+        value_start[nf] = ke + 1
+        value_end[nf] = e
+        if ok and digits > 0:
+            scale = 1.0
+            for _ in range(decimals):
+                scale *= 10.0
+            x = mantissa / scale
+            values[nf] = -x if negative else x
+            if x != 0.0 and first_nonzero[k] < 0:
+                first_nonzero[k] = order
+                order += 1
+        else:
+            values[nf] = 0.0
+            flags[nf] = True
+            flagged += 1
+        nf += 1
+        feature_count[edge] += 1
+    if status == 0 and (edge != num_edges - 1 or field != 2 or source_seen != 1):
+        status = 6
+    return (
+        status,
+        word_ids[:nw],
+        word_count,
+        name_ids[:nf],
+        values[:nf],
+        flags[:nf],
+        value_start[:nf],
+        value_end[:nf],
+        feature_count,
+        sources,
+        str_start[:nstr],
+        str_end[:nstr],
+        first_nonzero[:nstr],
+        flagged,
+    )
+
+
+def _first_order(ids: np.ndarray) -> np.ndarray:
+    """The distinct values of ``ids`` in order of first occurrence."""
+    distinct, first = np.unique(ids, return_index=True)
+    return distinct[np.argsort(first, kind="stable")]
+
+
+def _parse_fast(lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph | None:
+    """The graph, or ``None`` when the file is not plainly well formed. Nothing is added to ``feature_space``
+    or ``vocabulary`` before the whole file is known to be good, so the checked parser can start afresh."""
+    body = [line for line in map(str.strip, lines) if line and line[0] != "#"]
+    if not body:
+        return None
+    fields = body[0].split()
+    if len(fields) != 2:
+        return None
+    try:
+        num_vertices, num_edges = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    if num_vertices < 1 or num_edges < 1 or len(body) != 1 + num_vertices + num_edges:
+        return None
+    counts = []
+    edge_lines = []
+    position = 1
+    for _ in range(num_vertices):
+        try:
+            count = int(body[position])
+        except ValueError:
+            return None
+        if count < 1:
+            return None
+        counts.append(count)
+        edge_lines.extend(body[position + 1 : position + 1 + count])
+        position += 1 + count
+    if position != len(body) or len(edge_lines) != num_edges:
+        return None
+    num = num_edges
+    text = _JOIN.join(edge_lines)
+    if text.count("|||") != 2 * num:
+        return None  # a "|||" glued to a word
+    data = text.encode("utf-8", "surrogatepass")
+    (
+        status,
+        word_ids,
+        word_count,
+        name_ids,
+        values,
+        flags,
+        value_start,
+        value_end,
+        feature_count,
+        sources,
+        str_start,
+        str_end,
+        first_nonzero,
+        flagged,
+    ) = _scan_kernel()(np.frombuffer(data, dtype=np.uint8), num)
+    if status != 0:
+        return None
+    size = str_start.size
+    head = np.repeat(np.arange(num_vertices, dtype=np.int64), counts)
+
+    def symbol(i: int) -> str:
+        return data[str_start[i] : str_end[i]].decode("utf-8", "surrogatepass")
+
+    # target sides: words and [k] tail references
+    word_edge = np.repeat(np.arange(num, dtype=np.int64), word_count)
+    tail_value = np.full(size, -1, dtype=np.int64)
+    word_used = np.zeros(size, dtype=np.bool_)
+    word_used[word_ids] = True
+    strings: dict[int, str] = {}
+    for i in np.flatnonzero(word_used).tolist():
+        word = strings[i] = symbol(i)
+        if word[0] == "[" and word[-1] == "]" and word[1:-1].isdigit():
+            digits = word[1:-1]
+            if not digits.isascii() or len(digits) > 18:
+                return None
+            tail_value[i] = int(digits)
+    word_tails = tail_value[word_ids]
+    is_tail = word_tails >= 0
+    tails = word_tails[is_tail]
+    tail_edge = word_edge[is_tail]
+    if np.any(tails >= head[tail_edge]):
+        return None
+    tail_offsets = np.concatenate(([0], np.cumsum(np.bincount(tail_edge, minlength=num), dtype=np.int64)))
+    target_offsets = np.concatenate(([0], np.cumsum(word_count, dtype=np.int64)))
+
+    # feature values the kernel left to float()
+    if flagged:
+        inf = float("inf")
+        for t in np.flatnonzero(flags).tolist():
+            try:
+                x = float(data[value_start[t] : value_end[t]].decode("utf-8", "surrogatepass"))
+            except ValueError:
+                return None
+            if x != x or x == inf or x == -inf:
+                return None
+            values[t] = x
+        nonzero = _first_order(name_ids[values != 0.0])
+    else:
+        ranked = np.flatnonzero(first_nonzero >= 0)
+        nonzero = ranked[np.argsort(first_nonzero[ranked])]
+
+    # the file is good: intern words and feature names in order of first appearance, as the checked parser does
+    word_order = _first_order(word_ids[~is_tail])
+    word_column = np.zeros(size, dtype=np.int64)
+    word_column[word_order] = vocabulary.indices([strings[i] for i in word_order.tolist()])
+    target = word_column[word_ids]
+    target[is_tail] = -(np.cumsum(is_tail)[is_tail] - tail_offsets[tail_edge])
+    column_of = np.full(size, -1, dtype=np.int64)
+    index = feature_space.index
+    name_cache: dict[str, str] = {}
+    for i in nonzero.tolist():
+        name = strings[i] if i in strings else symbol(i)
+        canonical = name_cache.get(name)
+        if canonical is None:
+            canonical = name_cache[name] = from_moses_hypergraph_name(name)
+        column_of[i] = index(canonical)
+    kept = values != 0.0
+    columns = column_of[name_ids[kept]]
+    feature_edge = np.repeat(np.arange(num, dtype=np.int64), feature_count)
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num), dtype=np.int64)))
+    features = sp.csr_matrix((values[kept], columns, indptr), shape=(num, len(feature_space)))
+    try:
+        return Hypergraph(
+            num_vertices,
+            head,
+            tail_offsets,
+            tails,
+            features,
+            target_offsets,
+            target,
+            feature_space,
+            vocabulary,
+            None,
+            {"source_covered": sources.tolist()},
+        )
+    except GraphError as error:
+        raise InputError(f"invalid graph: {error}", path) from None
+
+
+def _parse_lines_checked(
+    lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary
+) -> Hypergraph:
+    """The line-by-line parser: slow, but it locates every error (file, line, vertex)."""
     n = len(lines)
     i = 0
 
@@ -210,8 +630,6 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
 def write_hgdir(graphs: Sequence[Hypergraph], directory: str, weights: Weights | None = None) -> None:
     """kbmira's ``--hgdir`` layout: ``<directory>/<sid>.gz`` per graph and an optional ``weights`` file
     (``Name= value`` lines)."""
-    import gzip
-
     os.makedirs(directory, exist_ok=True)
     for sid, hg in enumerate(graphs):
         final = os.path.join(directory, f"{sid}.gz")
