@@ -344,3 +344,24 @@ def test_mert_on_extractor_and_zmert_data(shared, capsys):
         "first model",
         "second model",
     }
+
+
+def test_forest_mert_with_pruning(shared, tmp_path, capsys):
+    forests = shared / "cdec" / "forests"
+    w = tmp_path / "w"
+    w.write_text(
+        "WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\nPhraseModel_1 -0.65\n"
+        "PhraseModel_2 -0.77\nPassThrough -10\nGlue 0\n"
+    )
+    inputs = [
+        str(forests / "training_dpmert_test_data_0.json.gz"),
+        str(forests / "training_dpmert_test_data_1.json.gz"),
+    ]
+    common = ["--refs", str(forests / "lo_test.ref."), "--init", str(w), "--metric", "ibm-bleu", "--seed", "2"]
+    full = cli_json(capsys, "mert", *inputs, *common, "--optimizer", "cyclic", "--random-directions", "2")
+    pruned = cli_json(
+        capsys, "mert", *inputs, *common, "--optimizer", "cyclic", "--random-directions", "2", "--prune-density", "5"
+    )
+    assert full["bleu_after"] > full["bleu_before"] >= 0.3
+    assert pruned["bleu_after"] > pruned["bleu_before"]
+    assert pruned["bleu_before"] == pytest.approx(full["bleu_before"])  # pruning keeps the model-best derivation

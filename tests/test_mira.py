@@ -191,8 +191,8 @@ def test_moses_hypergraph_hope_is_the_reference(shared):
     """With the model-best translation as reference, hope = model-best (BLEU 1), before and after pruning."""
     from hypertune.algorithms import viterbi
     from hypertune.formats import read_graphs, read_weights
+    from hypertune.tuners.corpus import prune_tuning_set
     from hypertune.tuners.hope_fear import HopeFearDecoder
-    from hypertune.tuners.mira import prune_tuning_set
 
     folder = shared / "moses" / "hypergraphs" / "sparse"
     graphs = read_graphs([str(folder / "hg.gz")])

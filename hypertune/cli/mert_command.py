@@ -10,6 +10,7 @@ from hypertune.cli.common import add_output_options, emit, show_progress
 from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
 from hypertune.errors import UsageError
 from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_weights
+from hypertune.tuners.corpus import prune_tuning_set
 from hypertune.tuners.mert import OPTIMIZERS, Mert
 
 EXAMPLE = """examples:
@@ -84,6 +85,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="l1",
         help="divide final weights by their L1 norm (default, as Moses) or not",
     )
+    parser.add_argument(
+        "--prune-density",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="lattices/hypergraphs: first keep the N edges per reference word whose best derivation "
+        "ranks highest under the start weights (Cherry & Foster 2012; 0 = no pruning, default)",
+    )
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
@@ -112,6 +121,8 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
 def run(args: argparse.Namespace) -> int:
     tuning_set = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
+    if args.prune_density:
+        tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
     report = (lambda message: print(f"mert: {message}", file=sys.stderr)) if show_progress(args) else None
     mert = Mert(
         optimizer=args.optimizer,

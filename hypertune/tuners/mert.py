@@ -120,8 +120,9 @@ class LineSearcher:
         """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
         if self.kbest:
             scores = self.features @ w
-            order = np.lexsort((-scores, self.sentence_of))
-            firsts = order[self.offsets[:-1]]
+            best = np.maximum.reduceat(scores, self.offsets[:-1])
+            winners = np.flatnonzero(scores == best[self.sentence_of])
+            firsts = winners[np.searchsorted(winners, self.offsets[:-1])]  # the first best of each sentence
             return self.stats[firsts].sum(axis=0)
         yields = []
         sentences = []

@@ -28,10 +28,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.algorithms.prune import prune
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
-from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.corpus import TuningSet, prune_tuning_set
 from hypertune.tuners.hope_fear import (
     BLEU_RATIO,
     Gain,
@@ -272,26 +271,6 @@ def _unique_rows(rows: sp.csr_matrix, stats: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- pruning
 
 
-def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) -> TuningSet:
-    """Prune every graph to ``density x reference length`` edges by max-marginal rank under ``weights``
-    (Cherry & Foster 2012; Moses ``--hg-prune``, applied once with the initial weights). Reference length:
-    the shortest reference, in words. Per-edge ``source_covered`` metadata is carried over."""
-    if density <= 0:
-        raise UsageError(f"the pruning density must be positive, got {density}")
-    graphs = []
-    for s, hg in enumerate(tuning_set.graphs):
-        if hg.is_kbest:
-            graphs.append(hg)
-            continue
-        ref_len = min((len(r.split()) for r in tuning_set.references[s]), default=1)
-        limit = max(1, int(density * max(ref_len, 1)))
-        pruned, kept = prune(hg, weights.edge_scores(hg), limit)
-        if pruned is not hg and "source_covered" in hg.metadata:
-            pruned.metadata["source_covered"] = [hg.metadata["source_covered"][int(e)] for e in kept]
-        graphs.append(pruned)
-    return TuningSet(graphs, tuning_set.references, tuning_set.metric)
-
-
 # ---------------------------------------------------------------------- the tuner
 
 
@@ -488,5 +467,4 @@ __all__ = [
     "MiraOptions",
     "MiraResult",
     "batch_mira",
-    "prune_tuning_set",
 ]
