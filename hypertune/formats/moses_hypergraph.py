@@ -358,6 +358,8 @@ def _parse_fast(lines: list[str], path: str, feature_space: FeatureSpace, vocabu
     edge_lines = []
     position = 1
     for _ in range(num_vertices):
+        if position >= len(body):
+            return None  # counts that run past the end: the checked parser says where
         try:
             count = int(body[position])
         except ValueError:
