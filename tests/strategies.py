@@ -3,6 +3,8 @@ builder's topological sort is exercised too)."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -40,3 +42,28 @@ def hypergraphs(
 
 
 weights = st.builds(lambda vs: Weights(dict(zip(FEATURES, vs, strict=True))), st.tuples(values, values, values))
+
+
+@st.composite
+def corruptions(draw: st.DrawFn, text: str, junk: list[str], token: str = r"\S+") -> str:
+    """``text`` damaged once: truncated, a token (regex ``token``) or a spot replaced by junk, a line deleted,
+    repeated or swapped with another — what parsers must reject with a located error (or read correctly)."""
+    lines = text.split("\n")
+    kind = draw(st.sampled_from(["truncate", "token", "delete-line", "repeat-line", "swap-lines", "insert"]))
+    if kind == "truncate":
+        return text[: draw(st.integers(0, max(0, len(text) - 1)))]
+    if kind == "token":
+        spans = [(m.start(), m.end()) for m in re.finditer(token, text)]
+        i, j = draw(st.sampled_from(spans))
+        return text[:i] + draw(st.sampled_from(junk)) + text[j:]
+    if kind == "insert":
+        at = draw(st.integers(0, len(text)))
+        return text[:at] + draw(st.sampled_from(junk)) + text[at:]
+    k = draw(st.integers(0, len(lines) - 1))
+    if kind == "delete-line":
+        return "\n".join(lines[:k] + lines[k + 1 :])
+    if kind == "repeat-line":
+        return "\n".join(lines[: k + 1] + lines[k:])
+    m = draw(st.integers(0, len(lines) - 1))
+    lines[k], lines[m] = lines[m], lines[k]
+    return "\n".join(lines)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import corruptions as damaged
 
 from hypertune.errors import InputError, UsageError
 from hypertune.formats import (
@@ -57,33 +58,11 @@ JUNK = [
 ]
 
 
-@st.composite
-def corruptions(draw, text: str) -> str:
-    kind = draw(st.sampled_from(["truncate", "token", "delete-line", "repeat-line", "swap-lines", "insert"]))
-    lines = text.split("\n")
-    if kind == "truncate":
-        return text[: draw(st.integers(0, max(0, len(text) - 1)))]
-    if kind == "token":
-        spans = [(i, j) for i, j in _token_spans(text)]
-        i, j = draw(st.sampled_from(spans))
-        return text[:i] + draw(st.sampled_from(JUNK)) + text[j:]
-    if kind == "insert":
-        at = draw(st.integers(0, len(text)))
-        return text[:at] + draw(st.sampled_from(JUNK)) + text[at:]
-    k = draw(st.integers(0, len(lines) - 1))
-    if kind == "delete-line":
-        return "\n".join(lines[:k] + lines[k + 1 :])
-    if kind == "repeat-line":
-        return "\n".join(lines[: k + 1] + lines[k:])
-    m = draw(st.integers(0, len(lines) - 1))
-    lines[k], lines[m] = lines[m], lines[k]
-    return "\n".join(lines)
+TOKEN = r"[^\s,()\[\]{}:'\"|=]+|\|\|\||[\[\]{}(),:'\"=]"
 
 
-def _token_spans(text: str):
-    import re
-
-    return [(m.start(), m.end()) for m in re.finditer(r"[^\s,()\[\]{}:'\"|=]+|\|\|\||[\[\]{}(),:'\"=]", text)]
+def corruptions(text: str) -> st.SearchStrategy[str]:
+    return damaged(text, JUNK, TOKEN)
 
 
 def check(reader, name: str, corrupted: str, line_required: bool = True) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import corruptions as damaged
 
 from hypertune.algorithms import viterbi
 from hypertune.cli import main
@@ -304,27 +305,8 @@ def test_extended_dense_count_must_agree(tmp_path):
 JUNK = ["", "x", "nan", "inf", "1e999", "-", "-1", "0", "99", "1.5", "=", '"', "|", "hyp=3", "back=0", "0-0", "7-2"]
 
 
-@st.composite
-def corruptions(draw, text: str) -> str:
-    lines = text.split("\n")
-    kind = draw(st.sampled_from(["truncate", "token", "delete-line", "repeat-line", "swap-lines", "insert"]))
-    if kind == "truncate":
-        return text[: draw(st.integers(0, len(text) - 1))]
-    if kind == "token":
-        spans = [(m.start(), m.end()) for m in re.finditer(r"[^\s=\"|]+|[=\"|]", text)]
-        i, j = draw(st.sampled_from(spans))
-        return text[:i] + draw(st.sampled_from(JUNK)) + text[j:]
-    if kind == "insert":
-        at = draw(st.integers(0, len(text)))
-        return text[:at] + draw(st.sampled_from(JUNK)) + text[at:]
-    k = draw(st.integers(0, len(lines) - 1))
-    if kind == "delete-line":
-        return "\n".join(lines[:k] + lines[k + 1 :])
-    if kind == "repeat-line":
-        return "\n".join(lines[: k + 1] + lines[k:])
-    m = draw(st.integers(0, len(lines) - 1))
-    lines[k], lines[m] = lines[m], lines[k]
-    return "\n".join(lines)
+def corruptions(text: str) -> st.SearchStrategy[str]:
+    return damaged(text, JUNK, r"[^\s=\"|]+|[=\"|]")
 
 
 @pytest.mark.parametrize("name", ["searchgraph.osg", "searchgraph.osgx"])
