@@ -643,3 +643,40 @@ def from_networkx(
         for v in finals:
             builder.add_edge(goal, [index[v]], None, [0])
     return builder.build(goal)
+
+
+def union(graphs: Sequence[Hypergraph], metadata: dict[str, Any] | None = None) -> Hypergraph:
+    """The disjoint union of graphs under one new goal: its derivations are the union of theirs.
+
+    The new goal has one empty edge (no features, target ``[1]``) from each graph's goal, so inside values
+    ⊕ together (an envelope of the union is the upper envelope of the parts', a Viterbi derivation the best
+    of the parts'). All graphs must share a feature space and a vocabulary.
+    """
+    if not graphs:
+        raise GraphError("empty union: no graphs")
+    first = graphs[0]
+    if any(g.feature_space is not first.feature_space or g.vocabulary is not first.vocabulary for g in graphs):
+        raise GraphError("graphs in a union must share one feature space and one vocabulary")
+    node_shift = np.concatenate(([0], np.cumsum([g.num_nodes for g in graphs])))
+    goal = int(node_shift[-1])
+    parts = len(graphs)
+    head = np.concatenate([g.head + node_shift[i] for i, g in enumerate(graphs)] + [np.full(parts, goal)])
+    tails = np.concatenate([g.tails + node_shift[i] for i, g in enumerate(graphs)] + [node_shift[1:] - 1])
+    arity = np.concatenate([g.arity for g in graphs] + [np.ones(parts, dtype=np.int64)])
+    target_lengths = np.concatenate([np.diff(g.target_offsets) for g in graphs] + [np.ones(parts, dtype=np.int64)])
+    target = np.concatenate([g.target for g in graphs] + [np.full(parts, -1)])
+    width = len(first.feature_space)
+    features = sp.vstack([g.feature_matrix(width) for g in graphs] + [sp.csr_matrix((parts, width))], format="csr")
+    return Hypergraph(
+        goal + 1,
+        head,
+        np.concatenate(([0], np.cumsum(arity))),
+        tails,
+        features,
+        np.concatenate(([0], np.cumsum(target_lengths))),
+        target,
+        first.feature_space,
+        first.vocabulary,
+        None,
+        dict(metadata if metadata is not None else first.metadata),
+    )

@@ -13,7 +13,7 @@ from hypertune.weights import Weights
 
 FEATURES = ("f0", "f1", "f2")
 WORDS = ("a", "b", "c", "d")
-values = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False)
+values = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 @st.composite

@@ -9,7 +9,9 @@ import sys
 from hypertune.cli.common import add_output_options, emit, show_progress
 from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
 from hypertune.errors import UsageError
+from hypertune.formats.nbest import write_moses
 from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_weights
+from hypertune.hypergraph import from_kbest
 from hypertune.tuners.corpus import prune_tuning_set
 from hypertune.tuners.mert import OPTIMIZERS, Mert
 
@@ -93,6 +95,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="lattices/hypergraphs: first keep the N edges per reference word whose best derivation "
         "ranks highest under the start weights (Cherry & Foster 2012; 0 = no pruning, default)",
     )
+    parser.add_argument(
+        "--envelope-nbest",
+        metavar="FILE",
+        help="lattices/hypergraphs: write every derivation that appeared on an envelope as a Moses "
+        "n-best list; give it with the next iteration's graphs to keep them in the search "
+        "(Cherry & Foster 2012)",
+    )
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
@@ -118,6 +127,16 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
     return bounds
 
 
+def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
+    """The envelope derivations as a Moses n-best list, sentence ids as the graphs' (else their positions)."""
+    lists = [
+        from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, metadata={"id": hg.metadata.get("id", s)})
+        for s, (hg, found) in enumerate(zip(tuning_set.graphs, derivations, strict=True))
+        if found
+    ]
+    write_moses(lists, path)
+
+
 def run(args: argparse.Namespace) -> int:
     tuning_set = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
@@ -139,10 +158,15 @@ def run(args: argparse.Namespace) -> int:
         window=args.window,
         n_jobs=args.jobs,
         progress=report,
+        collect_envelopes=bool(args.envelope_nbest),
     )
     result = mert.fit(tuning_set, init)
     if args.out:
         write_weights(result.weights, args.out, args.out_format)
+    if args.envelope_nbest:
+        if result.envelope_derivations is None:
+            raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
+        write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
     key = metric_key(tuning_set.metric)
     payload = {
         f"{key}_before": result.score_before,

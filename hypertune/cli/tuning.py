@@ -11,6 +11,7 @@ from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.io import open_text, read_head
 from hypertune.formats.nbest import feature_order, read_zmert
 from hypertune.formats.weights import detect_weights_format, read_positional
+from hypertune.hypergraph import union
 from hypertune.metrics import REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet, merge_kbest
@@ -128,7 +129,25 @@ def load_graphs(args: argparse.Namespace) -> list:
         else:
             graphs.extend(read_graphs(path, args.format, space, vocabulary))
         done.add(path)
-    return merge_kbest(graphs)
+    return attach_kbest(merge_kbest(graphs))
+
+
+def attach_kbest(graphs: list) -> list:
+    """Inputs that mix lattices/hypergraphs with k-best lists (e.g. a previous iteration's
+    ``--envelope-nbest``): each k-best list joins, by :func:`~hypertune.hypergraph.union`, the graph with its
+    sentence id (``metadata["id"]``, else the graph's position)."""
+    lists = [g for g in graphs if g.is_kbest]
+    forests = [g for g in graphs if not g.is_kbest]
+    if not lists or not forests:
+        return graphs
+    by_id = {str(g.metadata.get("id", i)): i for i, g in enumerate(forests)}
+    extra: dict[int, list] = {}
+    for kbest in lists:
+        sid = str(kbest.metadata.get("id"))
+        if sid not in by_id:
+            raise UsageError(f"an n-best list has sentence id {sid}, but no lattice or hypergraph has that id")
+        extra.setdefault(by_id[sid], []).append(kbest)
+    return [union([g, *extra[i]]) if i in extra else g for i, g in enumerate(forests)]
 
 
 def load_tuning_set(args: argparse.Namespace) -> TuningSet:

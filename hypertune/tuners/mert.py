@@ -49,7 +49,7 @@ OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
 class LineSearcher:
     """Error surfaces and model-best statistics of a tuning set, for any weights and direction."""
 
-    def __init__(self, tuning_set: TuningSet, n_jobs: int | None = None) -> None:
+    def __init__(self, tuning_set: TuningSet, n_jobs: int | None = None, collect: bool = False) -> None:
         self.tuning_set = tuning_set
         self.width = len(tuning_set.feature_space)
         self.n_jobs = n_jobs
@@ -66,6 +66,11 @@ class LineSearcher:
             self._column_orders: dict[int, np.ndarray] = {}
         self._point: np.ndarray | None = None  # the last w0 and its intercepts, reused across directions
         self._intercepts: list[np.ndarray] | np.ndarray = []
+        # every derivation seen on an envelope, per sentence: (words, features) by a (yield, features) key
+        self.collect = collect and not self.kbest
+        self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [
+            {} for _ in tuning_set.graphs
+        ]
         self.line_searches = 0
         self.envelope_sizes: list[int] = []
 
@@ -92,6 +97,8 @@ class LineSearcher:
             hg = graphs[index]
             result = envelope_inside(hg, intercepts[index], hg.feature_matrix(self.width) @ direction)
             tokens, offsets = envelope_yields(result)
+            if self.collect:
+                self._remember(index, result, tokens, offsets)
             return result.left, tokens, offsets
 
         with ThreadPoolExecutor(self.n_jobs) as pool:
@@ -104,6 +111,19 @@ class LineSearcher:
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         stats = self.tuning_set.batch_stats(tokens, offsets, np.repeat(np.arange(len(graphs)), sizes))
         return ErrorSurfaces.from_segments(segment_offsets, np.concatenate(lefts), stats)
+
+    def _remember(self, index: int, result: object, tokens: np.ndarray, offsets: np.ndarray) -> None:
+        """Keep the derivations of an envelope (Cherry & Foster 2012's accumulation for lattice MERT)."""
+        hg = self.tuning_set.graphs[index]
+        seen = self.envelope_derivations[index]
+        names = hg.feature_space.names
+        for i in range(len(offsets) - 1):
+            vector = hg.derivation_features(result.derivation(i))
+            nonzero = np.flatnonzero(vector)
+            features = {names[c]: float(vector[c]) for c in nonzero}
+            key = (tuple(tokens[offsets[i] : offsets[i + 1]]), tuple(sorted(features.items())))
+            if key not in seen:
+                seen[key] = (hg.vocabulary.words(int(t) for t in key[0]), features)
 
     def _intercepts_at(self, w0: np.ndarray) -> list[np.ndarray] | np.ndarray:
         """``w0 · h`` of every hypothesis (k-best) or edge (graphs), cached for the last ``w0``: every
@@ -147,6 +167,8 @@ class MertResult:
     restarts: list[float] = field(default_factory=list)  # final score of each start point
     line_searches: int = 0
     seconds: float = 0.0
+    # with ``collect_envelopes``: per sentence, the (words, features) of every derivation on any envelope
+    envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = None
 
 
 class Mert:
@@ -154,8 +176,10 @@ class Mert:
 
     ``fixed``: feature names kept at their initial values. ``features``: if given, only these are
     optimized. ``bounds``: name -> (low, high). ``positive``: every optimized weight stays >= 0.
-    ``normalize``: ``"l1"`` divides the final weights by the sum of their absolute values (as Moses does;
-    the model-best derivations do not change), ``"none"`` keeps them as found.
+    ``collect_envelopes``: on lattices and forests, keep every derivation that appears on an envelope
+    (:attr:`MertResult.envelope_derivations`), to be merged into the next outer iteration's search spaces
+    (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the final weights by the sum of their absolute
+    values (as Moses does; the model-best derivations do not change), ``"none"`` keeps them as found.
     """
 
     def __init__(
@@ -177,6 +201,7 @@ class Mert:
         tolerance: float = 1e-7,
         n_jobs: int | None = None,
         progress: Callable[[str], None] | None = None,
+        collect_envelopes: bool = False,
     ) -> None:
         if optimizer not in OPTIMIZERS:
             raise UsageError(f"unknown optimizer {optimizer!r} ({', '.join(OPTIMIZERS)})")
@@ -200,13 +225,14 @@ class Mert:
         self.tolerance = tolerance
         self.n_jobs = n_jobs
         self.progress = progress
+        self.collect_envelopes = collect_envelopes
 
     # ------------------------------------------------------------------ public
     def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
         """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after."""
         started = time.perf_counter()
         space = tuning_set.feature_space
-        self._searcher = LineSearcher(tuning_set, self.n_jobs)
+        self._searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes)
         self._higher = tuning_set.metric.higher_is_better
         width = len(space)
         used = np.zeros(width, dtype=bool)
@@ -242,7 +268,12 @@ class Mert:
         out = best_w / np.abs(best_w).sum() if self.normalize == "l1" and np.abs(best_w).sum() > 0 else best_w
         weights = Weights(init)
         weights.update(Weights.from_vector(space, out))
-        return MertResult(weights, before, after, finals, self._searcher.line_searches, time.perf_counter() - started)
+        collected = None
+        if self._searcher.collect:
+            collected = [list(found.values()) for found in self._searcher.envelope_derivations]
+        return MertResult(
+            weights, before, after, finals, self._searcher.line_searches, time.perf_counter() - started, collected
+        )
 
     def search(self, w: np.ndarray, direction: np.ndarray) -> LineSearchResult:
         """One exact line search from ``w`` along ``direction`` within the bounds."""
