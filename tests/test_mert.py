@@ -220,6 +220,15 @@ def test_merge_kbest_deduplicates_per_sentence():
 # ---------------------------------------------------------------------- reference data
 
 
+def cdec_start_weights(tmp_path, extra: str = ""):
+    """The start weights of cdec's lo_test (../shared/README.md) as a weights file."""
+    from hypertune.tuners.mert_benchmark import CDEC_WEIGHTS
+
+    path = tmp_path / "w"
+    path.write_text("".join(f"{name} {value:g}\n" for name, value in CDEC_WEIGHTS.items()) + extra)
+    return path
+
+
 def cli_json(capsys, *argv):
     code = main([*argv, "--json"])
     out, err = capsys.readouterr()
@@ -230,11 +239,7 @@ def cli_json(capsys, *argv):
 def test_cdec_line_search(shared, tmp_path, capsys):
     """cdec training/dpmert/lo_test.cc TestS1 (values in ../shared/README.md)."""
     forests = shared / "cdec" / "forests"
-    w = tmp_path / "w"
-    w.write_text(
-        "WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\nPhraseModel_1 -0.65\n"
-        "PhraseModel_2 -0.77\nPassThrough -10\n"
-    )
+    w = cdec_start_weights(tmp_path)
     result = cli_json(
         capsys,
         "linesearch",
@@ -349,11 +354,7 @@ def test_mert_on_extractor_and_zmert_data(shared, capsys):
 
 def test_forest_mert_with_pruning(shared, tmp_path, capsys):
     forests = shared / "cdec" / "forests"
-    w = tmp_path / "w"
-    w.write_text(
-        "WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\nPhraseModel_1 -0.65\n"
-        "PhraseModel_2 -0.77\nPassThrough -10\nGlue 0\n"
-    )
+    w = cdec_start_weights(tmp_path, "Glue 0\n")
     inputs = [
         str(forests / "training_dpmert_test_data_0.json.gz"),
         str(forests / "training_dpmert_test_data_1.json.gz"),
@@ -371,11 +372,7 @@ def test_forest_mert_with_pruning(shared, tmp_path, capsys):
 def test_lattice_mert_accumulates_envelope_derivations(shared, tmp_path, capsys):
     """Cherry & Foster (2012): derivations seen on any envelope join the next iteration's search spaces."""
     forests = shared / "cdec" / "forests"
-    w = tmp_path / "w"
-    w.write_text(
-        "WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\nPhraseModel_1 -0.65\n"
-        "PhraseModel_2 -0.77\nPassThrough -10\n"
-    )
+    w = cdec_start_weights(tmp_path)
     inputs = [
         str(forests / "training_dpmert_test_data_0.json.gz"),
         str(forests / "training_dpmert_test_data_1.json.gz"),
