@@ -18,9 +18,10 @@ from hypertune.cli import hope_fear_command, mira_command
 from hypertune.generate import random_kbest
 from hypertune.metrics import BleuMetric
 from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.tuners import mira as mira_module
 from hypertune.tuners.corpus import TuningSet, merge_kbest
-from hypertune.tuners.hope_fear import Gain
-from hypertune.tuners.mira import _apply_update, _averaged, batch_mira
+from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.mira import _apply_update, _averaged, _background_gains, _bits, _first_equal, batch_mira
 from hypertune.weights import Weights
 
 
@@ -112,6 +113,58 @@ def test_averaging_counts_initial_weights_once():
         _apply_update(np.asarray(idx), np.asarray(diff), 0.5, w, totals, last, state)
         seen.append(w.copy())
     np.testing.assert_allclose(_averaged(w, totals, last, state), np.mean(seen, axis=0))
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_first_equal_matches_dense_unique(seed):
+    """The hashed duplicate search of the k-best pack against np.unique on dense rows (explicit zeros ignored)."""
+    rng = np.random.default_rng(seed)
+    offsets = np.asarray([0, 30, 30, 75, 120], dtype=np.int64)
+    dense = rng.integers(-1, 2, size=(120, 4)).astype(np.float64)
+    stats = rng.integers(0, 2, size=(120, 3)).astype(np.float64)
+    mask = rng.random(dense.shape) < 0.8  # stored entries, some of them explicit zeros
+    indptr = np.concatenate(([0], np.cumsum(mask.sum(axis=1)))).astype(np.int64)
+    indices = np.nonzero(mask)[1].astype(np.int64)
+    data = dense[mask]
+    dense[~mask] = 0.0
+    for with_features in (True, False):
+        first = _first_equal(offsets, indptr, indices, data, stats, _bits(stats), _bits(data), with_features)
+        for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
+            rows = np.hstack([dense[lo:hi], stats[lo:hi]]) if with_features else stats[lo:hi]
+            if hi == lo:
+                continue
+            _, firsts, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+            np.testing.assert_array_equal(first[lo:hi], lo + firsts[inverse.ravel()])
+
+
+def test_cached_background_gains_equal_the_gain():
+    """Logs taken once per distinct value give bit-identical gains, non-positive pseudo-counts included."""
+    tuning_set, _ = _corpus(2, sentences=6)
+    runner = mira_module._KbestRunner(tuning_set, HopeFearDecoder(tuning_set))
+    groups = runner.group_stats.shape[0]
+    for background in (np.full(9, 1.0), np.linspace(-0.5, 3.0, 9), np.zeros(9)):
+        gain = Gain("background")
+        gain.background = background
+        out = np.empty(groups)
+        logs, nonpositive = np.empty(runner.values.size), np.empty(runner.values.size, dtype=bool)
+        for s in range(len(tuning_set)):
+            g, v = runner.group_offsets, runner.value_offsets
+            _background_gains(
+                g[s], g[s + 1], v[s], v[s + 1], runner.group_stats, runner.value_ids, runner.values,
+                runner.value_columns, background, 4, logs, nonpositive, out,
+            )  # fmt: skip
+        np.testing.assert_array_equal(out, gain.score(runner.group_stats))
+        np.testing.assert_array_equal(out[runner.group], gain.score(runner.pack.stats))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sparse_and_dense_kbest_scoring_agree(seed, monkeypatch):
+    tuning_set, init = _corpus(seed)
+    dense = batch_mira(tuning_set, init, epochs=5, seed=seed, safe_hope=True)
+    monkeypatch.setattr(mira_module, "_DENSE_LIMIT", 0)
+    sparse = batch_mira(tuning_set, init, epochs=5, seed=seed, safe_hope=True)
+    assert dict(dense.weights) == dict(sparse.weights) and dense.best_epoch == sparse.best_epoch
+    assert [e.bleu for e in dense.epochs] == [e.bleu for e in sparse.epochs]
 
 
 @settings(max_examples=40)

@@ -14,7 +14,9 @@ For ``epochs`` passes over the sentences in a seeded random order, per sentence:
 
 Weights are dense vectors over the corpus's feature space, updated sparsely (only the features of
 ``h(hope) - h(fear)`` are touched) with lazily maintained sums for the average, so thousands of sparse
-features cost nothing per step. k-best mode runs whole epochs in one compiled kernel.
+features cost nothing per step. k-best mode runs whole epochs in one compiled kernel over flat arrays, scoring
+a sentence from a dense per-sentence block when the features are dense, and computing the background gain
+once per distinct statistics row of the sentence, with each n-gram log once per distinct value.
 """
 
 from __future__ import annotations
@@ -106,13 +108,45 @@ def _averaged(w, totals, last, state):  # pragma: no cover - compiled
 
 
 @_jit
+def _scores(lo, hi, blocks, width, indptr, indices, data, w, out):  # pragma: no cover - compiled
+    """``out[i] = w . h(lo + i)`` for the rows ``lo:hi`` of a sentence, each summed over its features in column
+    order. The dense copy (:func:`_dense_blocks`), when there is one, adds the zeros too (``x + 0 == x``: the
+    same sums), a column at a time over the whole sentence (vectorized)."""
+    n = hi - lo
+    if blocks.size > 0:
+        head = out[:n]
+        head[:] = 0.0
+        for j in range(width):
+            wj = w[j]
+            column = blocks[width * lo + j * n : width * lo + (j + 1) * n]
+            for i in range(n):
+                head[i] += column[i] * wj
+    else:
+        for i in range(n):
+            r = lo + i
+            x = 0.0
+            for k in range(indptr[r], indptr[r + 1]):
+                x += data[k] * w[indices[k]]
+            out[i] = x
+
+
+@_jit
 def _kbest_epoch(
     order_idx,
     offsets,
     indptr,
     indices,
     data,
+    blocks,
     stats,
+    group,
+    group_offsets,
+    group_stats,
+    group_values,
+    value_ids,
+    values,
+    value_columns,
+    value_offsets,
     w,
     totals,
     last,
@@ -126,15 +160,22 @@ def _kbest_epoch(
     max_order,
     theta,
 ):  # pragma: no cover - compiled
-    """One epoch of batch MIRA over k-best lists (Moses kbmira's loop, whole in compiled code)."""
+    """One epoch of batch MIRA over k-best lists (Moses kbmira's loop, whole in compiled code). The gain is
+    computed once per distinct statistics row of a sentence (``group``: row -> its distinct row in
+    ``group_stats``, whose rows of sentence ``s`` are ``group_offsets[s]:group_offsets[s + 1]``)."""
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
     scores = np.empty(longest)
     gains = np.empty(longest)
+    width = blocks.size // max(offsets[-1], 1)
+    group_gains = np.empty(group_stats.shape[0])
+    logs = np.empty(values.size)
+    nonpositive = np.empty(values.size, dtype=np.bool_)
     dense = np.zeros(w.size)
     mark = np.zeros(w.size, dtype=np.bool_)
     touched = np.empty(w.size, dtype=np.int64)
+    diff = np.empty(w.size)
     updates = 0
     total_loss = 0.0
     size = stats.shape[1]
@@ -143,13 +184,28 @@ def _kbest_epoch(
         n = hi - lo
         if n == 0:
             continue
+        _scores(lo, hi, blocks, width, indptr, indices, data, w, scores)
+        if code == 0:
+            _background_gains(
+                group_offsets[s],
+                group_offsets[s + 1],
+                value_offsets[s],
+                value_offsets[s + 1],
+                group_values,
+                value_ids,
+                values,
+                value_columns,
+                background,
+                max_order,
+                logs,
+                nonpositive,
+                group_gains,
+            )
+        else:
+            for u in range(group_offsets[s], group_offsets[s + 1]):
+                group_gains[u] = _gain(code, group_stats[u], max_order, background, theta)
         for i in range(n):
-            r = lo + i
-            x = 0.0
-            for k in range(indptr[r], indptr[r + 1]):
-                x += data[k] * w[indices[k]]
-            scores[i] = x
-            gains[i] = _gain(code, stats[r], max_order, background, theta)
+            gains[i] = group_gains[group[lo + i]]
         hope_scale = 1.0
         hope = 0
         for loop in range(2):
@@ -184,19 +240,17 @@ def _kbest_epoch(
                     touched[m] = j
                     m += 1
                 dense[j] += sign * data[k]
-        idx = touched[:m].copy()
-        diff = np.empty(m)
         margin = 0.0
         norm = 0.0
         for k in range(m):
-            j = idx[k]
+            j = touched[k]
             diff[k] = dense[j]
             mark[j] = False
             margin += w[j] * dense[j]
             norm += dense[j] * dense[j]
         loss = gains[hope] - gains[fear] - margin
         if loss > 0.0 and norm > 0.0:
-            _apply_update(idx, diff, min(c_param, loss / norm), w, totals, last, state)
+            _apply_update(touched[:m], diff[:m], min(c_param, loss / norm), w, totals, last, state)
             updates += 1
             total_loss += loss
         source = lo + (best if model_bg else hope)
@@ -206,23 +260,130 @@ def _kbest_epoch(
 
 
 @_jit
-def _kbest_model_stats(offsets, indptr, indices, data, stats, w):  # pragma: no cover - compiled
+def _background_gains(
+    u_lo, u_hi, v_lo, v_hi, group_values, value_ids, values, value_columns, background, order, logs, nonpositive, out
+):  # pragma: no cover - compiled
+    """The background gain (:func:`hypertune.tuners.hope_fear._gain`, code 0, the same operations in the same
+    order) of the distinct statistics rows ``u_lo:u_hi`` of a sentence, taking every ``log(m_n + O_n)`` and
+    ``log(c_n + O_n)`` once per distinct value of the sentence's column (``values[v_lo:v_hi]``, column
+    ``value_columns``; ``value_ids[u, j]``: the entry of the row's column ``j``, global)."""
+    for v in range(v_lo, v_hi):
+        x = values[v] + background[value_columns[v]]
+        nonpositive[v] = x <= 0.0
+        logs[v] = 0.0 if nonpositive[v] else np.log(x)
+    for u in range(u_lo, u_hi):
+        log_bleu = 0.0
+        positive = True
+        for n in range(order):
+            a = value_ids[u, 2 * n]
+            b = value_ids[u, 2 * n + 1]
+            if nonpositive[a] or nonpositive[b]:
+                positive = False
+                break
+            log_bleu += logs[a] - logs[b]
+        if not positive:
+            out[u] = 0.0
+            continue
+        hyp = group_values[u, 1] + background[1]
+        ref = group_values[u, 2 * order] + background[2 * order]
+        log_bleu /= order
+        if hyp < ref:
+            log_bleu += 1.0 - ref / hyp
+        out[u] = np.exp(log_bleu) * ref
+
+
+@_jit
+def _kbest_model_stats(offsets, indptr, indices, data, blocks, stats, w):  # pragma: no cover - compiled
     """Summed statistics of every sentence's model-best hypothesis (first on ties)."""
     total = np.zeros(stats.shape[1])
+    longest = 1
+    for s in range(offsets.size - 1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    scores = np.empty(longest)
+    width = blocks.size // max(offsets[-1], 1)
     for s in range(offsets.size - 1):
         lo, hi = offsets[s], offsets[s + 1]
-        best = -1
-        best_score = 0.0
-        for r in range(lo, hi):
-            x = 0.0
-            for k in range(indptr[r], indptr[r + 1]):
-                x += data[k] * w[indices[k]]
-            if best < 0 or x > best_score:
-                best, best_score = r, x
-        if best >= 0:
-            for j in range(stats.shape[1]):
-                total[j] += stats[best, j]
+        if hi == lo:
+            continue
+        _scores(lo, hi, blocks, width, indptr, indices, data, w, scores)
+        best = 0
+        for i in range(1, hi - lo):
+            if scores[i] > scores[best]:
+                best = i
+        for j in range(stats.shape[1]):
+            total[j] += stats[lo + best, j]
     return total
+
+
+@_jit
+def _first_equal(
+    offsets, indptr, indices, data, stats, stat_bits, data_bits, with_features
+):  # pragma: no cover - compiled
+    """For every row, the first row of its sentence equal to it (itself when there is none): equal statistics
+    and, ``with_features``, equal features as dense rows (explicit zeros ignored; indices sorted and unique)."""
+    rows = stats.shape[0]
+    first = np.arange(rows)
+    hashes = np.empty(rows, dtype=np.uint64)
+    longest = 1
+    for s in range(offsets.size - 1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    slots = 1
+    while slots < 2 * longest:
+        slots *= 2
+    table = np.full(slots, -1, dtype=np.int64)
+    mask = np.uint64(slots - 1)
+    prime = np.uint64(1099511628211)
+    for r in range(rows):
+        h = np.uint64(14695981039346656037)
+        for j in range(stats.shape[1]):
+            h = (h ^ stat_bits[r, j]) * prime
+        if with_features:
+            for k in range(indptr[r], indptr[r + 1]):
+                if data[k] != 0.0:
+                    h = (h ^ np.uint64(indices[k])) * prime
+                    h = (h ^ data_bits[k]) * prime
+        hashes[r] = h
+    for s in range(offsets.size - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        for r in range(lo, hi):
+            slot = np.int64(hashes[r] & mask)
+            while table[slot] >= 0:
+                q = table[slot]
+                if hashes[q] == hashes[r] and _rows_equal(q, r, indptr, indices, data, stats, with_features):
+                    first[r] = q
+                    break
+                slot = (slot + 1) & (slots - 1)
+            if first[r] == r:
+                table[slot] = r
+        for r in range(lo, hi):  # clear the table for the next sentence
+            if first[r] == r:
+                slot = np.int64(hashes[r] & mask)
+                while table[slot] >= 0:
+                    table[slot] = -1
+                    slot = (slot + 1) & (slots - 1)
+    return first
+
+
+@_jit
+def _rows_equal(a, b, indptr, indices, data, stats, with_features):  # pragma: no cover - compiled
+    for j in range(stats.shape[1]):
+        if stats[a, j] != stats[b, j]:
+            return False
+    if not with_features:
+        return True
+    i, k = indptr[a], indptr[b]
+    end_i, end_k = indptr[a + 1], indptr[b + 1]
+    while True:
+        while i < end_i and data[i] == 0.0:
+            i += 1
+        while k < end_k and data[k] == 0.0:
+            k += 1
+        if i == end_i or k == end_k:
+            return i == end_i and k == end_k
+        if indices[i] != indices[k] or data[i] != data[k]:
+            return False
+        i += 1
+        k += 1
 
 
 # ---------------------------------------------------------------------- k-best packs
@@ -240,22 +401,88 @@ class KbestPack:
     @classmethod
     def from_tuning_set(cls, tuning_set: TuningSet, decoder: HopeFearDecoder) -> KbestPack:
         width = len(tuning_set.feature_space)
-        blocks, stat_blocks, counts = [], [], []
-        for s, hg in enumerate(tuning_set.graphs):
-            rows = hg.feature_matrix(width)[1:]
-            stats = decoder._kbest(s)[1:]
-            keep = _unique_rows(rows, stats)
-            blocks.append(rows[keep] if keep.size != rows.shape[0] else rows)
-            stat_blocks.append(stats[keep])
-            counts.append(keep.size)
-        features = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, width))
+        graphs = tuning_set.graphs
+        counts = np.asarray([g.num_edges - 1 for g in graphs], dtype=np.int64)
+        offsets = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        stats = np.ascontiguousarray(_kbest_stats(tuning_set, decoder, counts, offsets), dtype=np.float64)
+        # the hypotheses' feature rows (edge 0, the start axiom, dropped), stacked without per-row work
+        starts = [g.features.indptr[1] for g in graphs]
+        indptr = np.zeros(offsets[-1] + 1, dtype=np.int64)
+        indptr[1:] = np.concatenate([g.features.indptr[2:] - g.features.indptr[1] for g in graphs])
+        nnz = np.asarray([g.features.indptr[-1] - start for g, start in zip(graphs, starts, strict=True)])
+        indptr[1:] += np.repeat(np.concatenate(([0], np.cumsum(nnz)[:-1])), counts)
+        indices = np.concatenate([g.features.indices[start:] for g, start in zip(graphs, starts, strict=True)])
+        data = np.concatenate([g.features.data[start:] for g, start in zip(graphs, starts, strict=True)])
+        features = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(int(offsets[-1]), width))
         features.sort_indices()
-        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        return cls(offsets, features, np.ascontiguousarray(np.vstack(stat_blocks), dtype=np.float64))
+        if features.has_canonical_format:
+            first = _first_equal(
+                offsets,
+                features.indptr.astype(np.int64),
+                features.indices.astype(np.int64),
+                features.data,
+                stats,
+                _bits(stats),
+                _bits(features.data),
+                True,
+            )
+            keep = np.flatnonzero(first == np.arange(first.size))
+        else:  # repeated column indices in a row: compare dense rows
+            keep = np.concatenate(
+                [
+                    lo + _unique_rows(features[lo:hi], stats[lo:hi])
+                    for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)
+                ]
+            )
+        if keep.size != offsets[-1]:
+            features = features[keep]
+            features.sort_indices()
+            stats = np.ascontiguousarray(stats[keep])
+            offsets = np.searchsorted(keep, offsets).astype(np.int64)
+        return cls(offsets, features, stats)
 
     @property
     def num_hypotheses(self) -> int:
         return int(self.offsets[-1])
+
+
+def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.ndarray, offsets: np.ndarray):
+    """The statistics of every hypothesis (boundary words dropped, as :meth:`HopeFearDecoder._kbest`), in one
+    batch for the whole corpus."""
+    graphs = tuning_set.graphs
+    if tuning_set.precomputed:
+        return np.vstack([decoder._kbest(s)[1:] for s in range(len(graphs))])
+    tokens = np.concatenate([g.target for g in graphs]).astype(np.int64)
+    bounds = np.concatenate([g.target_offsets[2:] for g in graphs]).astype(np.int64)
+    sizes = np.asarray([g.target.size for g in graphs], dtype=np.int64)
+    bounds += np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), counts)
+    keep = tokens >= 0
+    if decoder._skip.size:
+        keep &= ~np.isin(tokens, decoder._skip)
+    kept_before = np.zeros(tokens.size + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    hyp_offsets = np.concatenate(([0], kept_before[bounds]))
+    sentences = np.repeat(np.arange(len(graphs), dtype=np.int64), counts)
+    return tuning_set.batch_stats(tokens[keep], hyp_offsets, sentences)
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """The bits of float64 values (zeros made positive) as uint64, for hashing."""
+    return np.ascontiguousarray(values + 0.0, dtype=np.float64).view(np.uint64)
+
+
+@_jit
+def _dense_blocks(offsets, indptr, indices, data, width):  # pragma: no cover - compiled
+    """The features densely, one column-major block per sentence: feature ``j`` of row ``lo + i`` of a
+    sentence ``lo:hi`` (``n = hi - lo`` rows) at ``width * lo + j * n + i``."""
+    out = np.zeros(width * (indptr.size - 1))
+    for s in range(offsets.size - 1):
+        lo, n = offsets[s], offsets[s + 1] - offsets[s]
+        for i in range(n):
+            for k in range(indptr[lo + i], indptr[lo + i + 1]):
+                out[width * lo + indices[k] * n + i] = data[k]
+    return out
 
 
 def _unique_rows(rows: sp.csr_matrix, stats: np.ndarray) -> np.ndarray:
@@ -322,8 +549,8 @@ def batch_mira(
     started = time.perf_counter()
     mode = options.mode
     if mode == "auto":
-        mode = "nbest" if all(g.is_kbest for g in tuning_set.graphs) else "hypergraph"
-    if mode == "nbest" and not all(g.is_kbest for g in tuning_set.graphs):
+        mode = "nbest" if tuning_set.is_kbest else "hypergraph"
+    elif mode == "nbest" and not tuning_set.is_kbest:
         raise InputError("--type nbest needs k-best lists; these inputs are lattices or forests")
     timing: dict[str, float] = {}
     if mode == "hypergraph" and options.prune_density:
@@ -372,21 +599,70 @@ def batch_mira(
     return MiraResult(weights, best_epoch, bleu_before, best_bleu, history, timing, mode)
 
 
+_DENSE_LIMIT = 1 << 26  # entries of the dense feature copy (:func:`_dense_blocks`)
+
+
 class _KbestRunner:
     def __init__(self, tuning_set: TuningSet, decoder: HopeFearDecoder) -> None:
-        self.pack = KbestPack.from_tuning_set(tuning_set, decoder)
-        f = self.pack.features
-        self.arrays = (self.pack.offsets, f.indptr.astype(np.int64), f.indices.astype(np.int64), f.data)
+        self.pack = pack = KbestPack.from_tuning_set(tuning_set, decoder)
+        f = pack.features
+        indptr, indices = f.indptr.astype(np.int64), f.indices.astype(np.int64)
+        rows, width = f.shape
+        if f.has_canonical_format and rows * width <= min(_DENSE_LIMIT, 4 * f.nnz):  # score sentences by columns
+            blocks = _dense_blocks(pack.offsets, indptr, indices, f.data, width)
+        else:
+            blocks = np.zeros(0)
+        self.arrays = (pack.offsets, indptr, indices, f.data, blocks)
+        # the distinct statistics rows of every sentence (the gain is computed once for each)
+        first = _first_equal(
+            pack.offsets, indptr, indices, f.data, pack.stats, _bits(pack.stats), _bits(f.data[:0]), False
+        )
+        distinct = first == np.arange(first.size)
+        rank = np.cumsum(distinct) - 1
+        self.group = rank[first]
+        self.group_stats = np.ascontiguousarray(pack.stats[distinct])
+        self.group_offsets = np.concatenate(([0], np.cumsum(distinct)))[pack.offsets].astype(np.int64)
+        # the distinct values of every column of every sentence's distinct statistics rows (their logs are
+        # taken once per sentence visit); compared as floats, as the gain would see them
+        groups, size = self.group_stats.shape
+        sentence = np.repeat(np.arange(pack.offsets.size - 1), np.diff(self.group_offsets))
+        column = np.tile(np.arange(size), groups)
+        flat = self.group_stats.ravel()
+        by = np.lexsort((flat, column, np.repeat(sentence, size)))
+        new = np.ones(flat.size, dtype=bool)
+        ordered_sentence = np.repeat(sentence, size)[by]
+        if flat.size:
+            new[1:] = (
+                (ordered_sentence[1:] != ordered_sentence[:-1])
+                | (column[by][1:] != column[by][:-1])
+                | ~(flat[by][1:] == flat[by][:-1])
+            )
+        ids = np.empty(flat.size, dtype=np.int64)
+        ids[by] = np.cumsum(new) - 1
+        self.value_ids = ids.reshape(groups, size)
+        self.values = np.ascontiguousarray(flat[by][new])
+        self.value_columns = column[by][new].astype(np.int64)
+        sentences = np.arange(pack.offsets.size, dtype=np.int64)
+        self.value_offsets = np.searchsorted(ordered_sentence[new], sentences).astype(np.int64)
 
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
-        offsets, indptr, indices, data = self.arrays
+        offsets, indptr, indices, data, blocks = self.arrays
         updates, loss = _kbest_epoch(
             order_idx,
             offsets,
             indptr,
             indices,
             data,
+            blocks,
             self.pack.stats,
+            self.group,
+            self.group_offsets,
+            self.group_stats,
+            self.group_stats,
+            self.value_ids,
+            self.values,
+            self.value_columns,
+            self.value_offsets,
             w,
             totals,
             last,
@@ -403,8 +679,8 @@ class _KbestRunner:
         return int(updates), float(loss)
 
     def model_stats(self, w: np.ndarray) -> np.ndarray:
-        offsets, indptr, indices, data = self.arrays
-        return _kbest_model_stats(offsets, indptr, indices, data, self.pack.stats, w)
+        offsets, indptr, indices, data, blocks = self.arrays
+        return _kbest_model_stats(offsets, indptr, indices, data, blocks, self.pack.stats, w)
 
 
 class _ForestRunner:
