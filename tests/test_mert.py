@@ -283,8 +283,7 @@ def test_cdec_toy_envelopes(shared):
 def test_kbest_mert_on_moses_data(shared, tmp_path, capsys):
     example = shared / "moses" / "mert-example"
     out = tmp_path / "weights"
-    result = cli_json(
-        capsys,
+    run = [
         "mert",
         str(example / "NBEST"),
         "--refs",
@@ -295,26 +294,11 @@ def test_kbest_mert_on_moses_data(shared, tmp_path, capsys):
         "5",
         "--seed",
         "3",
-        "--out",
-        str(out),
-        "--out-format",
-        "moses",
-    )
+    ]
+    result = cli_json(capsys, *run, "--out", str(out), "--out-format", "moses")
     assert result["bleu_after"] > result["bleu_before"]
     assert out.read_text().startswith("d= ")
-    again = cli_json(
-        capsys,
-        "mert",
-        str(example / "NBEST"),
-        "--refs",
-        str(example / "REF."),
-        "--init",
-        str(example / "init.opt"),
-        "--restarts",
-        "5",
-        "--seed",
-        "3",
-    )
+    again = cli_json(capsys, *run)
     assert again["weights"] == result["weights"]
 
 

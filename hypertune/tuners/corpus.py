@@ -105,8 +105,14 @@ class TuningSet:
         else:
             if not hg.is_kbest:
                 raise InputError(f"sentence {sentence} is not a k-best list")
-            yields = [[int(t) for t in hg.edge_target(e) if t >= 0] for e in range(1, hg.num_edges)]
-            stats = np.vstack([np.zeros((1, self.stats_size)), self.yield_stats(sentence, yields)])
+            # every hypothesis edge's words (its target minus the start-node reference), as flat arrays
+            lengths = np.diff(hg.target_offsets)[1:]
+            tokens = hg.target[hg.target_offsets[1] :]
+            words = tokens >= 0
+            counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
+            offsets = np.concatenate(([0], np.cumsum(counts)))
+            rows = self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
+            stats = np.vstack([np.zeros((1, self.stats_size)), rows])
         self._edge_stats[sentence] = stats
         return stats
 
