@@ -127,3 +127,20 @@ def test_bleu_of_nbest_and_graphs(tmp_path, capsys):
     assert code == 0 and json.loads(out)["score"] == pytest.approx(100.0)
     code, _, err = run(capsys, "bleu", "--graphs", FOREST, "--refs", str(ref))
     assert code == 2 and "--weights" in err
+
+
+def test_decode_samples_and_expectations(capsys):
+    from hypertune import algorithms
+    from hypertune.formats import read_graphs, read_weights
+
+    argv = ["decode", FOREST, "-w", WEIGHTS, "--sample", "50", "--seed", "3", "--expectations", "--json"]
+    first = json.loads(run(capsys, *argv)[1])["graphs"][0]
+    again = json.loads(run(capsys, *argv)[1])["graphs"][0]
+    assert first == again and len(first["derivations"]) == 50  # the seed fixes the samples
+    forest, weights = read_graphs(FOREST)[0], read_weights(WEIGHTS)
+    assert first["log_z"] == pytest.approx(algorithms.log_partition(forest, weights))
+    assert first["entropy"] == pytest.approx(algorithms.entropy(forest, weights))
+    expected = algorithms.feature_expectations(forest, weights)
+    assert first["expected_features"]["tm"] == pytest.approx(expected[forest.feature_space.get("tm")])
+    texts = {d["text"] for d in first["derivations"]}
+    assert "the cottage" in texts  # the most probable derivation shows up in 50 samples

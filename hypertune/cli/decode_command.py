@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from hypertune.algorithms import kbest, viterbi
+import numpy as np
+
+from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.errors import UsageError
 from hypertune.formats import FORMATS, read_graphs, read_weights
+from hypertune.weights import Weights
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
   hypertune decode graphs/ --weights dense --weights sparse --kbest 10 --unique --json
+  hypertune decode fixtures/toy-forest.json -w fixtures/toy-forest.weights --sample 5 --seed 1 --expectations
 """
 
 
@@ -37,6 +41,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kbest", "-k", type=int, default=1, metavar="K", help="number of derivations (default 1)")
     parser.add_argument("--unique", action="store_true", help="skip derivations whose string was already printed")
     parser.add_argument("--features", action="store_true", help="also print feature vectors in the summary")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: draw N derivations from p(d) = exp(scale * w.f(d)) / Z",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed for --sample (default 0)")
+    parser.add_argument("--scale", type=float, default=1.0, help="sharpness of p(d) for --sample/--expectations")
+    parser.add_argument(
+        "--expectations",
+        action="store_true",
+        help="also report log Z, the entropy of p(d) and the expected feature values",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -48,16 +66,33 @@ def run(args: argparse.Namespace) -> int:
     graphs = read_graphs(args.paths, args.format)
     results = []
     lines = []
+    if args.sample < 0:
+        raise UsageError("--sample must be positive")
+    sharp = Weights(weights, scale=args.scale)
+    rng = np.random.default_rng(args.seed)
     for i, hg in enumerate(progress(args, graphs, len(graphs), "decoding")):
-        if args.kbest == 1 and not args.unique:
+        if args.sample:
+            best = sample(hg, sharp, args.sample, random_state=rng)
+        elif args.kbest == 1 and not args.unique:
             best = [viterbi(hg, weights)]
         else:
             best = kbest(hg, weights, args.kbest, unique=args.unique)
-        results.append(
-            {"graph": i, "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best]}
-        )
+        row = {"graph": i, "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best]}
+        if args.expectations:
+            names = hg.feature_space.names
+            expected = feature_expectations(hg, sharp)
+            row.update(
+                log_z=log_partition(hg, sharp),
+                entropy=entropy(hg, sharp),
+                expected_features={names[c]: float(expected[c]) for c in np.flatnonzero(expected)},
+            )
+            lines.append(
+                f"{i}\tlog Z {row['log_z']:.6g}\tentropy {row['entropy']:.6g} nats\t"
+                + " ".join(f"E[{k}]={v:.4g}" for k, v in row["expected_features"].items())
+            )
+        results.append(row)
         for rank, d in enumerate(best):
-            prefix = f"{i}" if args.kbest == 1 and not args.unique else f"{i}\t{rank + 1}"
+            prefix = f"{i}" if args.kbest == 1 and not args.unique and not args.sample else f"{i}\t{rank + 1}"
             lines.append(f"{prefix}\t{d.score:.6g}\t{d.text}")
             if args.features:
                 lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
