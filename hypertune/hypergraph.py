@@ -680,3 +680,62 @@ def union(graphs: Sequence[Hypergraph], metadata: dict[str, Any] | None = None) 
         None,
         dict(metadata if metadata is not None else first.metadata),
     )
+
+
+@dataclass(frozen=True)
+class PackedGraphs:
+    """Many hypergraphs as one set of flat arrays, for compiled loops over a whole corpus.
+
+    Graph ``g`` owns nodes ``node_starts[g]:node_starts[g+1]`` (its goal is the last of them) and edges
+    ``edge_starts[g]:edge_starts[g+1]``; node, edge and tail ids are global, so every per-graph array
+    (``node_offsets``, ``tails``, ``target_offsets``) reads as for a single hypergraph. ``features`` stacks
+    the graphs' feature matrices (one row per global edge) in column-major form, so a direction with
+    few non-zero entries reads only its columns. Word ids are shared (one vocabulary).
+    """
+
+    node_offsets: np.ndarray
+    tail_offsets: np.ndarray
+    tails: np.ndarray
+    target_offsets: np.ndarray
+    target: np.ndarray
+    node_starts: np.ndarray
+    edge_starts: np.ndarray
+    features: sp.csc_matrix
+    max_arity: int
+
+    @classmethod
+    def pack(cls, graphs: Sequence[Hypergraph]) -> PackedGraphs:
+        if not graphs:
+            raise GraphError("nothing to pack: no graphs")
+        first = graphs[0]
+        if any(g.feature_space is not first.feature_space or g.vocabulary is not first.vocabulary for g in graphs):
+            raise GraphError("packed graphs must share one feature space and one vocabulary")
+        node_starts = np.concatenate(([0], np.cumsum([g.num_nodes for g in graphs]))).astype(np.int64)
+        edge_starts = np.concatenate(([0], np.cumsum([g.num_edges for g in graphs]))).astype(np.int64)
+        tail_starts = np.concatenate(([0], np.cumsum([g.tails.size for g in graphs]))).astype(np.int64)
+        token_starts = np.concatenate(([0], np.cumsum([g.target.size for g in graphs]))).astype(np.int64)
+
+        def joined(arrays: list[np.ndarray], shifts: np.ndarray) -> np.ndarray:
+            """Concatenate offset arrays (each ``[0, ..., total]``), shifting each by its start."""
+            parts = [a[:-1] + shift for a, shift in zip(arrays, shifts[:-1], strict=True)]
+            return np.concatenate([*parts, shifts[-1:]]).astype(np.int64)
+
+        width = len(first.feature_space)
+        return cls(
+            node_offsets=joined([g.node_offsets for g in graphs], edge_starts),
+            tail_offsets=joined([g.tail_offsets for g in graphs], tail_starts),
+            tails=np.concatenate([g.tails + shift for g, shift in zip(graphs, node_starts[:-1], strict=True)]),
+            target_offsets=joined([g.target_offsets for g in graphs], token_starts),
+            target=np.concatenate([g.target for g in graphs]),
+            node_starts=node_starts,
+            edge_starts=edge_starts,
+            features=sp.vstack([g.feature_matrix(width) for g in graphs], format="csc"),
+            max_arity=max(max(1, g.max_arity) for g in graphs),
+        )
+
+    def __len__(self) -> int:
+        return int(self.node_starts.size - 1)
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_starts[-1])

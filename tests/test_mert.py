@@ -134,11 +134,10 @@ def test_line_search_equals_a_scan_of_every_interval(seed):
     assert searcher.score(w0 + result.gamma * d) == pytest.approx(result.score, abs=1e-12)
     assert result.score_at_zero == pytest.approx(searcher.score(w0), abs=1e-12)
     # the same corpus as general graphs (not the k-best fast path) gives the same surfaces
-    graph_surfaces = LineSearcher.__new__(LineSearcher)
-    graph_surfaces.__init__(tuning_set)
-    graph_surfaces.kbest = False
-    other = line_search(graph_surfaces.surfaces(w0, d), tuning_set.score)
-    assert other.score == pytest.approx(result.score, abs=1e-12) and other.gamma == pytest.approx(result.gamma)
+    for envelope in ("probing", "semiring"):
+        as_graphs = LineSearcher(tuning_set, envelope=envelope, kbest_sweep=False)
+        other = line_search(as_graphs.surfaces(w0, d), tuning_set.score)
+        assert other.score == pytest.approx(result.score, abs=1e-12) and other.gamma == pytest.approx(result.gamma)
 
 
 def surfaces(breakpoints, deltas, initial):

@@ -1,10 +1,18 @@
-"""Compiled inside pass in the envelope semiring: the upper envelope of every node along a line.
+"""Upper envelopes of derivation lines along a direction, compiled: the core of exact MERT line search.
 
-Computes what :func:`hypertune.algorithms.inside` computes with
-:class:`~hypertune.semirings.envelope.EnvelopeSemiring`, over flat arrays. Envelope sizes are not
-known in advance (in the worst case they grow faster than the number of edges: parametric shortest
-paths), so the line store grows by doubling. Each stored line keeps a back-pointer: its edge and, per
-tail, the index of the tail's line it was built from, so every goal line's derivation is recoverable.
+Two ways to the goal's envelope, with the same result (lines, breakpoints, back-pointers):
+
+* :func:`envelope_inside` -- the inside pass in the envelope semiring: what
+  :func:`hypertune.algorithms.inside` computes with :class:`~hypertune.semirings.envelope.EnvelopeSemiring`,
+  over flat arrays, giving every node's envelope. Envelope sizes are not known in advance (in the worst
+  case they grow faster than the number of edges: parametric shortest paths), so the line store grows by
+  doubling. Each stored line keeps a back-pointer: its edge and, per tail, the index of the tail's line
+  it was built from, so every goal line's derivation is recoverable.
+* :func:`envelope_by_probing` -- only the goal's envelope, found by Viterbi searches at chosen points
+  (Eisner & Severance 1976's method for parametric problems): about two Viterbi passes per goal line.
+  Inner nodes of lattices carry many more lines than the goal (tens per node against about twenty at
+  the goal of a Moses search graph), so this is several times faster there; :func:`packed_envelopes`
+  runs it over a whole corpus in one call.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from hypertune.hypergraph import Derivation, Hypergraph
+from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -172,6 +180,317 @@ def _upper_hull(order, cand_m, cand_b, left, slope, intercept, chosen, start):  
         chosen[top] = c
         top += 1
     return top
+
+
+def envelope_by_probing(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarray) -> EnvelopeResult:
+    """The goal's upper envelope for edge lines ``intercepts[e] + γ·slopes[e]``, by probing.
+
+    Eisner & Severance (1976): the lines of the envelope's two ends are the lexicographic best derivations
+    as γ → -∞ and γ → +∞; between two lines known to be on the envelope, one Viterbi search at their
+    intersection either finds a derivation strictly above it (a new envelope line, between the two) or
+    proves them neighbours. With K goal lines that is 2K - 1 Viterbi passes, run a round of pending
+    intersections at a time. Lines and breakpoints are computed exactly as :func:`envelope_inside`
+    computes them (same sums in the same order), so both give the same envelope; among derivations with
+    identical lines, each method keeps its own (both keep one). The result stores only the goal lines'
+    derivations.
+    """
+    left, slope, intercept, goal_lines, line_edge, line_tails = _probing_kernel(
+        hg.node_offsets,
+        hg.tail_offsets,
+        hg.tails,
+        np.ascontiguousarray(intercepts, dtype=np.float64),
+        np.ascontiguousarray(slopes, dtype=np.float64),
+        0,
+        hg.num_nodes,
+        max(1, hg.max_arity),
+    )
+    return EnvelopeResult(left, slope, intercept, goal_lines, line_edge, line_tails, hg)
+
+
+def packed_envelopes(
+    packed: PackedGraphs, intercepts: np.ndarray, slopes: np.ndarray, first: int = 0, last: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Goal envelopes of graphs ``first:last`` of ``packed`` by probing, with every segment's yield.
+
+    ``intercepts`` and ``slopes`` have one entry per packed edge. Returns ``(sizes, left, tokens,
+    token_offsets)``: graph ``first + g`` has ``sizes[g]`` segments, listed in order in ``left`` (left
+    breakpoints), and segment ``i``'s yield is ``tokens[token_offsets[i]:token_offsets[i+1]]``. Releases the
+    GIL: threads can share a corpus.
+    """
+    last = len(packed) if last is None else last
+    return _packed_kernel(
+        packed.node_offsets,
+        packed.tail_offsets,
+        packed.tails,
+        packed.target_offsets,
+        packed.target,
+        packed.node_starts,
+        np.ascontiguousarray(intercepts, dtype=np.float64),
+        np.ascontiguousarray(slopes, dtype=np.float64),
+        packed.max_arity,
+        first,
+        last,
+    )
+
+
+@_jit
+def _packed_kernel(
+    node_offsets, tail_offsets, tails, target_offsets, target, node_starts, b_edge, m_edge, max_arity, first, last
+):  # pragma: no cover - compiled
+    sizes = np.zeros(last - first, dtype=np.int64)
+    left = np.empty(64)
+    tokens = np.empty(1024, dtype=np.int64)
+    token_offsets = np.zeros(65, dtype=np.int64)
+    segments = 0
+    for g in range(first, last):
+        lo, hi = node_starts[g], node_starts[g + 1]
+        goal_left, _, _, goal_lines, line_edge, line_tails = _probing_kernel(
+            node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity
+        )
+        words, offsets = _yields_kernel(goal_lines, line_edge, line_tails, target_offsets, target)
+        k = goal_left.size
+        if segments + k > left.size:
+            left = _resize(left, 2 * (segments + k))
+            token_offsets = _resize(token_offsets, 2 * (segments + k) + 1)
+        count = token_offsets[segments]
+        if count + words.size > tokens.size:
+            tokens = _resize(tokens, 2 * (count + words.size))
+        left[segments : segments + k] = goal_left
+        tokens[count : count + words.size] = words
+        token_offsets[segments + 1 : segments + k + 1] = offsets[1:] + count
+        segments += k
+        sizes[g - first] = k
+    return sizes, left[:segments], tokens[: token_offsets[segments]], token_offsets[: segments + 1]
+
+
+@_jit
+def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity):  # pragma: no cover
+    """Envelope of the goal ``hi - 1`` of the graph on nodes ``lo:hi`` (see :func:`envelope_by_probing`)."""
+    n = hi - lo
+    width = 8
+    best = np.empty((n, width))
+    best_edge = np.empty((n, width), dtype=np.int64)
+    scratch = np.empty(width)
+    # the derivations of envelope lines, stored as in the inside kernel: edge and per-tail line indices
+    store_edge = np.empty(64, dtype=np.int64)
+    store_tails = np.full((64, max_arity), -1, dtype=np.int64)
+    # scratch stacks for walking one derivation (its depth is at most the number of nodes)
+    work_node, work_next, work_kids = (
+        np.empty(n + 1, np.int64),
+        np.empty(n + 1, np.int64),
+        np.empty((n + 1, max_arity), np.int64),
+    )
+    work_b, work_m = np.empty(n + 1), np.empty(n + 1)
+    # the envelope found so far, as a list linked by slope: line intercept, slope, derivation root, next,
+    # and whether the gap to the next line is closed (no line above their intersection)
+    line_b, line_m = np.empty(16), np.empty(16)
+    root, nxt = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
+    closed = np.zeros(16, dtype=np.bool_)
+    _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, best, best_edge)
+    stored = 0
+    lines = 0
+    for p in range(2):
+        b, m, top, store_edge, store_tails = _store_derivation(
+            best_edge,
+            p,
+            lo,
+            hi,
+            tail_offsets,
+            tails,
+            b_edge,
+            m_edge,
+            store_edge,
+            store_tails,
+            stored,
+            work_node,
+            work_next,
+            work_kids,
+            work_b,
+            work_m,
+        )
+        if p == 1 and m == line_m[0]:  # every derivation has the same slope: one line
+            break
+        line_b[lines], line_m[lines], root[lines], nxt[lines], closed[lines] = b, m, top - 1, -1, p == 1
+        if p == 1:
+            nxt[0] = 1
+        lines += 1
+        stored = top
+    if lines == 1:
+        closed[0] = True
+    points = np.empty(8)
+    gap = np.empty(8, dtype=np.int64)
+    while True:
+        count = 0
+        i = 0
+        while i >= 0:
+            if not closed[i]:
+                j = nxt[i]
+                if count == points.size:
+                    points, gap = _resize(points, 2 * count), _resize(gap, 2 * count)
+                points[count] = (line_b[i] - line_b[j]) / (line_m[j] - line_m[i])
+                gap[count] = i
+                count += 1
+            i = nxt[i]
+        if count == 0:
+            break
+        if count > best.shape[1]:
+            best = np.empty((n, 2 * count))
+            best_edge = np.empty((n, 2 * count), dtype=np.int64)
+            scratch = np.empty(2 * count)
+        _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points, count, best, best_edge, scratch)
+        for p in range(count):
+            i = gap[p]
+            j = nxt[i]
+            b, m, top, store_edge, store_tails = _store_derivation(
+                best_edge,
+                p,
+                lo,
+                hi,
+                tail_offsets,
+                tails,
+                b_edge,
+                m_edge,
+                store_edge,
+                store_tails,
+                stored,
+                work_node,
+                work_next,
+                work_kids,
+                work_b,
+                work_m,
+            )
+            # keep it if its slope lies strictly between and its segment has positive width (the hull rule)
+            above = (
+                line_m[i] < m
+                and m < line_m[j]
+                and (b - line_b[j]) / (line_m[j] - m) > (line_b[i] - b) / (m - line_m[i])
+            )
+            if not above:
+                closed[i] = True
+                continue
+            if lines == line_b.size:
+                line_b, line_m = _resize(line_b, 2 * lines), _resize(line_m, 2 * lines)
+                root, nxt, closed = _resize(root, 2 * lines), _resize(nxt, 2 * lines), _resize(closed, 2 * lines)
+            line_b[lines], line_m[lines], root[lines], nxt[lines], closed[lines] = b, m, top - 1, j, False
+            nxt[i] = lines
+            lines += 1
+            stored = top
+    # the lines in slope order through the hull routine: the same breakpoints as the inside kernel
+    order = np.empty(lines, dtype=np.int64)
+    i, k = 0, 0
+    while i >= 0:
+        order[k] = i
+        i, k = nxt[i], k + 1
+    left, slope, intercept = np.empty(lines), np.empty(lines), np.empty(lines)
+    chosen = np.empty(lines, dtype=np.int64)
+    top = _upper_hull(order, line_m, line_b, left, slope, intercept, chosen, 0)
+    return left[:top], slope[:top], intercept[:top], root[chosen[:top]], store_edge[:stored], store_tails[:stored]
+
+
+@_jit
+def _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, best, best_edge):  # pragma: no cover
+    """Viterbi for the two ends of the envelope: column 0 takes the lexicographic best (lowest slope, then
+    highest intercept: the best derivation as γ → -∞), column 1 (highest slope, highest intercept).
+    ``best`` holds slopes here; intercepts in a local array."""
+    n = hi - lo
+    intercept = np.empty((n, 2))
+    for v in range(lo, hi):
+        i = v - lo
+        for p in range(2):
+            sign = 2.0 * p - 1.0
+            chosen, top_b, top_m = -1, 0.0, 0.0
+            for e in range(node_offsets[v], node_offsets[v + 1]):
+                b, m = b_edge[e], m_edge[e]
+                for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                    b += intercept[tails[k] - lo, p]
+                    m += best[tails[k] - lo, p]
+                if chosen < 0 or sign * m > sign * top_m or (m == top_m and b > top_b):
+                    chosen, top_b, top_m = e, b, m
+            intercept[i, p], best[i, p], best_edge[i, p] = top_b, top_m, chosen
+
+
+@_jit
+def _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points, count, best, best_edge, score):
+    """Viterbi at every ``points[:count]`` at once: each node's best score and in-edge (first on ties).
+    Loops over the points innermost, without branches, so they vectorize."""  # pragma: no cover - compiled
+    for v in range(lo, hi):
+        i = v - lo
+        first = True
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            b, m = b_edge[e], m_edge[e]
+            for p in range(count):
+                score[p] = b + points[p] * m
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                t = tails[k] - lo
+                for p in range(count):
+                    score[p] += best[t, p]
+            if first:
+                for p in range(count):
+                    best[i, p] = score[p]
+                    best_edge[i, p] = e
+                first = False
+            else:
+                for p in range(count):
+                    take = score[p] > best[i, p]
+                    best[i, p] = score[p] if take else best[i, p]
+                    best_edge[i, p] = e if take else best_edge[i, p]
+
+
+@_jit
+def _store_derivation(
+    best_edge,
+    p,
+    lo,
+    hi,
+    tail_offsets,
+    tails,
+    b_edge,
+    m_edge,
+    store_edge,
+    store_tails,
+    stored,
+    node,
+    next_tail,
+    kids,
+    b,
+    m,
+):  # pragma: no cover - compiled
+    """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` to the store (post-order: tails
+    first) and return its line ``(intercept, slope)``, the new store size (its root is the last entry)
+    and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order."""
+    depth = 1
+    node[0] = hi - 1 - lo
+    next_tail[0] = 0
+    e = best_edge[hi - 1 - lo, p]
+    b[0], m[0] = b_edge[e], m_edge[e]
+    top = stored
+    while depth > 0:
+        d = depth - 1
+        e = best_edge[node[d], p]
+        k = next_tail[d]
+        if tail_offsets[e] + k < tail_offsets[e + 1]:  # descend into the next tail
+            next_tail[d] = k + 1
+            t = tails[tail_offsets[e] + k] - lo
+            f = best_edge[t, p]
+            node[depth], next_tail[depth] = t, 0
+            b[depth], m[depth] = b_edge[f], m_edge[f]
+            depth += 1
+            continue
+        if top == store_edge.size:
+            store_edge, store_tails = _resize(store_edge, 2 * top), _resize_2d(store_tails, 2 * top)
+        store_edge[top] = e
+        store_tails[top, :] = -1
+        for j in range(k):
+            store_tails[top, j] = kids[d, j]
+        depth -= 1
+        if depth > 0:
+            parent = depth - 1
+            slot = next_tail[parent] - 1
+            kids[parent, slot] = top
+            b[parent] += b[depth]
+            m[parent] += m[depth]
+        top += 1
+    return b[0], m[0], top, store_edge, store_tails
 
 
 def kbest_envelopes(

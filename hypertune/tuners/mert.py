@@ -26,6 +26,7 @@ from ``seed``.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -35,27 +36,61 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.algorithms.compiled import viterbi_inside
-from hypertune.algorithms.envelope import envelope_inside, envelope_yields, kbest_envelopes
+from hypertune.algorithms.compiled import csc_matvec_rows, csr_matvec, viterbi_inside
+from hypertune.algorithms.envelope import (
+    envelope_by_probing,
+    envelope_inside,
+    envelope_yields,
+    kbest_envelopes,
+    packed_envelopes,
+)
 from hypertune.errors import UsageError
+from hypertune.hypergraph import PackedGraphs
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
 
 Optimizer = Literal["coordinate", "cyclic", "powell", "random-directions"]
 OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
+Envelope = Literal["probing", "semiring"]
+ENVELOPES = ("probing", "semiring")
+
+
+def _balanced_chunks(edge_starts: np.ndarray, count: int) -> list[tuple[int, int]]:
+    """Split sentences ``0:len(edge_starts)-1`` into at most ``count`` contiguous runs of about equal edges."""
+    sentences = edge_starts.size - 1
+    cuts = np.searchsorted(edge_starts, np.linspace(0, edge_starts[-1], count + 1)[1:-1])
+    bounds = np.unique(np.concatenate(([0], np.clip(cuts, 0, sentences), [sentences])))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 class LineSearcher:
-    """Error surfaces and model-best statistics of a tuning set, for any weights and direction."""
+    """Error surfaces and model-best statistics of a tuning set, for any weights and direction.
 
-    def __init__(self, tuning_set: TuningSet, n_jobs: int | None = None, collect: bool = False) -> None:
+    ``envelope`` chooses how graphs' envelopes are computed: ``"probing"`` (default; Viterbi searches at
+    chosen points, :func:`~hypertune.algorithms.envelope.envelope_by_probing`, several times faster on
+    lattices) or ``"semiring"`` (the inside pass in the envelope semiring). Both give the same envelopes.
+    ``n_jobs`` threads (default: all cores) share the sentences. ``kbest_sweep=False`` treats k-best lists
+    as the graphs they are instead of taking Och's batched sweep (for cross-checks).
+    """
+
+    def __init__(
+        self,
+        tuning_set: TuningSet,
+        n_jobs: int | None = None,
+        collect: bool = False,
+        envelope: Envelope = "probing",
+        kbest_sweep: bool = True,
+    ) -> None:
+        if envelope not in ENVELOPES:
+            raise UsageError(f"unknown envelope method {envelope!r} ({', '.join(ENVELOPES)})")
         self.tuning_set = tuning_set
         self.width = len(tuning_set.feature_space)
-        self.n_jobs = n_jobs
-        self.kbest = tuning_set.is_kbest
+        self.n_jobs = n_jobs or os.cpu_count() or 1
+        self.envelope = envelope
+        self.kbest = kbest_sweep and tuning_set.is_kbest
+        graphs = tuning_set.graphs
         if self.kbest:
-            graphs = tuning_set.graphs
             self.features = sp.vstack([g.feature_matrix(self.width)[1:] for g in graphs], format="csr")
             self.offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs])))
             self.stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in range(len(graphs))])
@@ -64,13 +99,15 @@ class LineSearcher:
             small = self.features.shape[0] * self.width <= 50_000_000
             self.columns = np.asfortranarray(self.features.toarray()) if small else None
             self._column_orders: dict[int, np.ndarray] = {}
+        else:
+            self.packed = PackedGraphs.pack(graphs)
+            self._slopes = np.empty(self.packed.num_edges)
+            self._chunks = _balanced_chunks(self.packed.edge_starts, 4 * self.n_jobs)
         self._point: np.ndarray | None = None  # the last w0 and its intercepts, reused across directions
-        self._intercepts: list[np.ndarray] | np.ndarray = []
+        self._intercepts = np.empty(0)
         # every derivation seen on an envelope, per sentence: (words, features) by a (yield, features) key
         self.collect = collect and not self.kbest
-        self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [
-            {} for _ in tuning_set.graphs
-        ]
+        self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [{} for _ in graphs]
         self.line_searches = 0
         self.envelope_sizes: list[int] = []
 
@@ -91,26 +128,45 @@ class LineSearcher:
                 slopes = self.features @ direction
             segment_offsets, left, hypothesis = kbest_envelopes(self.offsets, intercepts, slopes, order)
             return ErrorSurfaces.from_segments(segment_offsets, left, self.stats[hypothesis])
-        graphs = self.tuning_set.graphs
+        direction = np.ascontiguousarray(direction, dtype=np.float64)
+        packed, slopes = self.packed, self._slopes
+        starts = packed.edge_starts
 
-        def one(index):
-            hg = graphs[index]
-            result = envelope_inside(hg, intercepts[index], hg.feature_matrix(self.width) @ direction)
-            tokens, offsets = envelope_yields(result)
-            if self.collect:
-                self._remember(index, result, tokens, offsets)
-            return result.left, tokens, offsets
+        def slopes_of(first: int, last: int) -> None:
+            self._edge_scores(direction, first, last, slopes)
 
+        if self.collect or self.envelope == "semiring":  # one graph at a time, keeping its back-pointers
+            method = envelope_by_probing if self.envelope == "probing" else envelope_inside
+            graphs = self.tuning_set.graphs
+
+            def one(index: int) -> tuple[np.ndarray, ...]:
+                slopes_of(index, index + 1)
+                edges = slice(starts[index], starts[index + 1])
+                result = method(graphs[index], intercepts[edges], slopes[edges])
+                tokens, offsets = envelope_yields(result)
+                if self.collect:
+                    self._remember(index, result, tokens, offsets)
+                return np.array([len(result)]), result.left, tokens, offsets
+
+            tasks, work = range(len(graphs)), one
+        else:  # compiled over contiguous runs of sentences
+
+            def run(chunk: tuple[int, int]) -> tuple[np.ndarray, ...]:
+                slopes_of(*chunk)
+                return packed_envelopes(packed, intercepts, slopes, *chunk)
+
+            tasks, work = self._chunks, run
         with ThreadPoolExecutor(self.n_jobs) as pool:
-            parts = list(pool.map(one, range(len(graphs))))
-        lefts = [p[0] for p in parts]
-        sizes = np.array([left.size for left in lefts])
+            parts = list(pool.map(work, tasks))
+        sizes = np.concatenate([p[0] for p in parts])
+        lengths = np.concatenate([np.diff(p[3]) for p in parts])
+        stats = self.tuning_set.batch_stats(
+            np.concatenate([p[2] for p in parts]),
+            np.concatenate(([0], np.cumsum(lengths))),
+            np.repeat(np.arange(sizes.size), sizes),
+        )
         segment_offsets = np.concatenate(([0], np.cumsum(sizes)))
-        tokens = np.concatenate([p[1] for p in parts])
-        lengths = np.concatenate([np.diff(p[2]) for p in parts])
-        offsets = np.concatenate(([0], np.cumsum(lengths)))
-        stats = self.tuning_set.batch_stats(tokens, offsets, np.repeat(np.arange(len(graphs)), sizes))
-        return ErrorSurfaces.from_segments(segment_offsets, np.concatenate(lefts), stats)
+        return ErrorSurfaces.from_segments(segment_offsets, np.concatenate([p[1] for p in parts]), stats)
 
     def _remember(self, index: int, result: object, tokens: np.ndarray, offsets: np.ndarray) -> None:
         """Keep the derivations of an envelope (Cherry & Foster 2012's accumulation for lattice MERT)."""
@@ -125,16 +181,25 @@ class LineSearcher:
             if key not in seen:
                 seen[key] = (hg.vocabulary.words(int(t) for t in key[0]), features)
 
-    def _intercepts_at(self, w0: np.ndarray) -> list[np.ndarray] | np.ndarray:
+    def _intercepts_at(self, w0: np.ndarray) -> np.ndarray:
         """``w0 · h`` of every hypothesis (k-best) or edge (graphs), cached for the last ``w0``: every
         direction of a coordinate-ascent round starts from the same point."""
         if self._point is None or not np.array_equal(self._point, w0):
+            vector = np.ascontiguousarray(w0, dtype=np.float64)
             if self.kbest:
-                self._intercepts = self.features @ w0
+                features = self.features
+                self._intercepts = csr_matvec(features.indptr, features.indices, features.data, vector)
             else:
-                self._intercepts = [hg.feature_matrix(self.width) @ w0 for hg in self.tuning_set.graphs]
+                self._intercepts = np.empty(self.packed.num_edges)
+                with ThreadPoolExecutor(self.n_jobs) as pool:
+                    list(pool.map(lambda chunk: self._edge_scores(vector, *chunk, self._intercepts), self._chunks))
             self._point = w0.copy()
         return self._intercepts
+
+    def _edge_scores(self, vector: np.ndarray, first: int, last: int, out: np.ndarray) -> None:
+        """``vector · h_e`` for the edges of graphs ``first:last``, into ``out`` (compiled, releases the GIL)."""
+        columns, starts = self.packed.features, self.packed.edge_starts
+        csc_matvec_rows(columns.indptr, columns.indices, columns.data, vector, starts[first], starts[last], out)
 
     def best_stats(self, w: np.ndarray) -> np.ndarray:
         """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
@@ -146,8 +211,11 @@ class LineSearcher:
             return self.stats[firsts].sum(axis=0)
         yields = []
         sentences = []
+        starts = self.packed.edge_starts
+        all_scores = np.empty(self.packed.num_edges)
+        self._edge_scores(np.ascontiguousarray(w, dtype=np.float64), 0, len(self.packed), all_scores)
         for s, hg in enumerate(self.tuning_set.graphs):
-            scores = hg.feature_matrix(self.width) @ w
+            scores = all_scores[starts[s] : starts[s + 1]]
             _, best_edge = viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
             yields.append(np.asarray(hg.derivation_yield(hg.derivation_from_backpointers(best_edge)), dtype=np.int64))
             sentences.append(s)
@@ -180,6 +248,7 @@ class Mert:
     (:attr:`MertResult.envelope_derivations`), to be merged into the next outer iteration's search spaces
     (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the final weights by the sum of their absolute
     values (as Moses does; the model-best derivations do not change), ``"none"`` keeps them as found.
+    ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
     """
 
     def __init__(
@@ -202,6 +271,7 @@ class Mert:
         n_jobs: int | None = None,
         progress: Callable[[str], None] | None = None,
         collect_envelopes: bool = False,
+        envelope: Envelope = "probing",
     ) -> None:
         if optimizer not in OPTIMIZERS:
             raise UsageError(f"unknown optimizer {optimizer!r} ({', '.join(OPTIMIZERS)})")
@@ -226,13 +296,14 @@ class Mert:
         self.n_jobs = n_jobs
         self.progress = progress
         self.collect_envelopes = collect_envelopes
+        self.envelope = envelope
 
     # ------------------------------------------------------------------ public
     def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
         """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after."""
         started = time.perf_counter()
         space = tuning_set.feature_space
-        self._searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes)
+        self._searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes, self.envelope)
         self._higher = tuning_set.metric.higher_is_better
         width = len(space)
         used = np.zeros(width, dtype=bool)
