@@ -22,6 +22,7 @@ from hypertune.metrics import (
     parse_metric,
     transpose_references,
 )
+from hypertune.metrics.background import SCALES, UPDATES, background_bleu
 from hypertune.symbols import Vocabulary
 
 HYPS = ["The cat sat on the mat.", "A dog ran in the park today", "hello world", ""]
@@ -59,8 +60,86 @@ def test_background_update_decays() -> None:
     assert bg.source_length == pytest.approx(9.0)
     bg.update(stats, source_length=10)
     np.testing.assert_allclose(bg.background, 0.9 * (0.9 * (1.0 + stats) + stats))
+    kbmira = BackgroundBleu(decay=0.5, initial=1.0, scale="moses", initial_source_length=4.0, update="kbmira")
+    kbmira.update(stats, source_length=10)
+    np.testing.assert_allclose(kbmira.background, 0.5 + stats)
+    assert kbmira.source_length == pytest.approx(12.0)
     with pytest.raises(UsageError):
         BackgroundBleu(scale="bogus")
+    with pytest.raises(UsageError):
+        BackgroundBleu(update="bogus")
+    with pytest.raises(UsageError):
+        bg.update(np.stack([stats, stats]))
+
+
+def _random_bleu_stats(rng: np.random.Generator, rows: int, order: int = 4) -> np.ndarray:
+    """Realistic BLEU statistics: ``c_n = max(0, len - n + 1)``, ``m_n <= c_n``, empty hypotheses included."""
+    length = rng.integers(0, 20, size=rows)
+    stats = np.zeros((rows, 2 * order + 1))
+    for n in range(order):
+        counts = np.maximum(length - n, 0)
+        stats[:, 2 * n + 1] = counts
+        stats[:, 2 * n] = rng.integers(0, counts + 1)
+    stats[:, 2 * order] = rng.integers(1, 25, size=rows)
+    return stats
+
+
+def _brute_background_bleu(rows: np.ndarray, background: np.ndarray, factor: str, length: float) -> np.ndarray:
+    """Plain BLEU of ``O + s`` row by row (Papineni et al. 2002: ``BP * (prod_n p_n)^(1/N)``), 0 when a
+    pseudo-count is not positive, times the scale."""
+    order = (rows.shape[1] - 1) // 2
+    out = np.zeros(len(rows))
+    for i, row in enumerate(rows + background):
+        m, c, hyp, ref = row[0 : 2 * order : 2], row[1 : 2 * order : 2], row[1], row[2 * order]
+        if (m <= 0).any() or (c <= 0).any():
+            continue
+        bleu = np.prod(m / c) ** (1.0 / order) * min(1.0, np.exp(1.0 - ref / hyp))
+        out[i] = bleu * {"moses": ref, "chiang": length, "none": 1.0}[factor]
+    return out
+
+
+@pytest.mark.parametrize("update", UPDATES)
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("initial", [0.0, 0.1, 1.0])
+def test_background_bleu_against_brute_force(scale: str, update: str, initial: float) -> None:
+    """Both update rules and every scale over a run of sentences: the compiled kernel and a brute-force
+    BLEU agree; the background and source length follow the rule exactly."""
+    rng = np.random.default_rng(len(scale) + 10 * len(update) + int(100 * initial))
+    decay = 0.9
+    bg = BackgroundBleu(4, decay, scale=scale, initial=initial, initial_source_length=2.0, update=update)
+    background, source = np.full(9, initial), 2.0
+    for _ in range(25):
+        rows = _random_bleu_stats(rng, 30)
+        f = float(rng.integers(1, 40))
+        expected = _brute_background_bleu(rows, background, scale, source + f)
+        compiled = bg.score(rows, source_length=f)
+        np.testing.assert_allclose(compiled, expected, rtol=1e-12, atol=0)
+        kernel = [background_bleu(row, bg.background, 4, bg.scale_code, source + f) for row in rows]
+        np.testing.assert_array_equal(compiled, kernel)
+        assert bg.score(rows[3], source_length=f) == compiled[3]
+        chosen = rows[int(np.argmax(expected))]
+        bg.update(chosen, source_length=f)
+        if update == "chiang":
+            background, source = decay * (background + chosen), decay * (source + f)
+        else:
+            background, source = decay * background + chosen, decay * source + f
+        np.testing.assert_array_equal(bg.background, background)
+        assert bg.source_length == source
+
+
+def test_background_bleu_state_is_owned() -> None:
+    """Setting the background copies it; copies are independent; non-positive pseudo-counts score 0."""
+    values = np.linspace(-0.5, 3.0, 9)
+    bg = BackgroundBleu(scale="moses", update="kbmira")
+    bg.background = values
+    twin = bg.copy()
+    bg.update(np.ones(9))
+    np.testing.assert_array_equal(values, np.linspace(-0.5, 3.0, 9))
+    np.testing.assert_array_equal(twin.background, values)
+    stats = np.zeros(9)
+    assert twin.score(stats) == 0.0
+    with pytest.raises(UsageError):
+        BackgroundBleu(scale="chiang").score(stats)
 
 
 def test_background_bleu_is_defined_for_a_first_sentence_without_matches() -> None:

@@ -17,6 +17,7 @@ from hypertune.algorithms.prune import max_marginals, prune
 from hypertune.cli import hope_fear_command, mira_command
 from hypertune.generate import random_kbest
 from hypertune.metrics import BleuMetric
+from hypertune.metrics.background import SCALE_MOSES, background_bleu_rows
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners import mira as mira_module
 from hypertune.tuners.corpus import TuningSet, merge_kbest
@@ -138,7 +139,8 @@ def test_first_equal_matches_dense_unique(seed):
 
 
 def test_cached_background_gains_equal_the_gain():
-    """Logs taken once per distinct value give bit-identical gains, non-positive pseudo-counts included."""
+    """Logs taken once per distinct value give the gains of the background BLEU kernel bit for bit,
+    non-positive pseudo-counts included."""
     tuning_set, _ = _corpus(2, sentences=6)
     runner = mira_module._KbestRunner(tuning_set, HopeFearDecoder(tuning_set))
     groups = runner.group_stats.shape[0]
@@ -155,6 +157,8 @@ def test_cached_background_gains_equal_the_gain():
             )  # fmt: skip
         np.testing.assert_array_equal(out, gain.score(runner.group_stats))
         np.testing.assert_array_equal(out[runner.group], gain.score(runner.pack.stats))
+        kernel = background_bleu_rows(runner.group_stats, background, 4, SCALE_MOSES, 0.0)
+        np.testing.assert_array_equal(out, kernel)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hypertune.errors import UsageError
-from hypertune.metrics.background import BackgroundBleu
+from hypertune.metrics.background import BackgroundBleu, background_bleu
 from hypertune.metrics.base import Metric, Text, transpose_references
 from hypertune.metrics.bleu import (
     REF_LENGTHS,
@@ -50,6 +50,7 @@ __all__ = [
     "TerMetric",
     "Text",
     "Tokenizer",
+    "background_bleu",
     "bleu_score",
     "bleu_stats_batch",
     "build_references",

@@ -13,7 +13,9 @@ Gains (:class:`Gain`):
     Moses kbmira's ``sentenceLevelBackgroundBleu``: ``BLEU(O + s(e)) * reflen(O + s(e))``, unsmoothed
     BLEU of the sentence's statistics added to a decayed pseudo-corpus ``O``, scaled by the pseudo-
     corpus reference length ("as per Chiang et al 08"). ``O`` starts at 1 in every column and after
-    each update becomes ``decay * O + s(hope)`` (or the model-best's) -- kbmira's rule.
+    each update becomes ``decay * O + s(hope)`` (or the model-best's) -- kbmira's rule. State, update
+    and scoring are :class:`hypertune.metrics.BackgroundBleu` (``scale="moses", update="kbmira"``) and
+    its compiled kernel :func:`hypertune.metrics.background.background_bleu`.
 ``bleu+1``
     Lin & Och (2004) BLEU+1 of the sentence alone (no background, no scaling).
 ``linear``
@@ -52,7 +54,8 @@ from hypertune.algorithms import compiled
 from hypertune.algorithms.intersect import NgramIntersection, intersect_ngrams
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph
-from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu
+from hypertune.metrics.background import SCALE_MOSES, background_bleu
 from hypertune.tuners.corpus import TuningSet
 
 GainKind = Literal["background", "bleu+1", "linear"]
@@ -73,8 +76,9 @@ _PRIME = 1099511628211  # FNV-64 prime: n-gram keys are h = h * P + (w + 1), wra
 class Gain:
     """A sentence-level gain of BLEU statistics ``m1 c1 ... mN cN reflen`` (see the module docstring).
 
-    ``background`` carries the pseudo-corpus ``stats`` (initial value ``initial`` in every column, as
-    Moses kbmira) and updates it with :meth:`update`; the others ignore updates.
+    ``background`` delegates to :attr:`background_bleu`, a :class:`BackgroundBleu` with Moses kbmira's
+    scale and update (initial value ``initial`` in every column), updated with :meth:`update`; the
+    others ignore updates.
     """
 
     def __init__(
@@ -89,27 +93,39 @@ class Gain:
             raise UsageError(f"unknown gain {kind!r}; choose one of {', '.join(GAINS)}")
         if kind == "linear" and linear is None:
             raise UsageError("the linear gain needs a LinearBleu (its p and r)")
-        if not 0.0 <= decay <= 1.0:
-            raise UsageError(f"decay must be in [0, 1], got {decay}")
         self.kind = kind
         self.code = _GAIN_CODES[kind]
         self.max_order = max_order
-        self.decay = float(decay)
-        self.background = np.full(2 * max_order + 1, float(initial))
+        self.background_bleu = BackgroundBleu(max_order, decay, scale="moses", initial=initial, update="kbmira")
         self.theta = np.zeros(max_order + 1)
         if linear is not None:
             if linear.bleu.max_order != max_order:
                 raise UsageError("the linear BLEU's order differs from the gain's")
             self.theta = np.asarray(linear.theta, dtype=np.float64)
 
+    @property
+    def decay(self) -> float:
+        return self.background_bleu.decay
+
+    @property
+    def background(self) -> np.ndarray:
+        """The pseudo-corpus ``O`` (the compiled k-best MIRA epoch updates it in place)."""
+        return self.background_bleu.background
+
+    @background.setter
+    def background(self, value: np.ndarray) -> None:
+        self.background_bleu.background = value
+
     def copy(self) -> Gain:
         other = Gain.__new__(Gain)
         other.__dict__.update(self.__dict__)
-        other.background = self.background.copy()
+        other.background_bleu = self.background_bleu.copy()
         return other
 
     def score(self, stats: np.ndarray) -> np.ndarray | float:
         """The gain of one statistics vector (a float) or of each row."""
+        if self.kind == "background":
+            return self.background_bleu.score(stats)
         array = np.asarray(stats, dtype=np.float64)
         rows = np.atleast_2d(array)
         out = _gain_rows(self.code, rows, self.max_order, self.background, self.theta)
@@ -118,43 +134,32 @@ class Gain:
     def update(self, stats: np.ndarray) -> None:
         """kbmira's pseudo-corpus update ``O <- decay * O + stats`` (background gain only)."""
         if self.kind == "background":
-            self.background *= self.decay
-            self.background += np.asarray(stats, dtype=np.float64)
+            self.background_bleu.update(stats)
 
 
 @_jit
 def _gain(code, stats, order, background, theta):  # pragma: no cover - compiled
-    """Gain of one statistics row (codes: 0 background BLEU x reflen, 1 BLEU+1, 2 linear BLEU)."""
+    """Gain of one statistics row (codes: 0 background BLEU x reflen, :func:`background_bleu`; 1 BLEU+1;
+    2 linear BLEU), callable from the compiled searches."""
+    if code == 0:
+        return background_bleu(stats, background, order, SCALE_MOSES, 0.0)
     if code == 2:
         value = theta[0] * stats[1]
         for n in range(order):
             value += theta[n + 1] * stats[2 * n]
         return value
+    if stats[0] <= 0.0 or stats[1] <= 0.0:
+        return 0.0
     log_bleu = 0.0
-    if code == 0:
-        for n in range(order):
-            m = stats[2 * n] + background[2 * n]
-            c = stats[2 * n + 1] + background[2 * n + 1]
-            if m <= 0.0 or c <= 0.0:
-                return 0.0
-            log_bleu += np.log(m) - np.log(c)
-        hyp = stats[1] + background[1]
-        ref = stats[2 * order] + background[2 * order]
-    else:
-        if stats[0] <= 0.0 or stats[1] <= 0.0:
-            return 0.0
-        for n in range(order):
-            add = 1.0 if n > 0 else 0.0
-            log_bleu += np.log(stats[2 * n] + add) - np.log(stats[2 * n + 1] + add)
-        hyp = stats[1]
-        ref = stats[2 * order]
+    for n in range(order):
+        add = 1.0 if n > 0 else 0.0
+        log_bleu += np.log(stats[2 * n] + add) - np.log(stats[2 * n + 1] + add)
+    hyp = stats[1]
+    ref = stats[2 * order]
     log_bleu /= order
     if hyp < ref:
         log_bleu += 1.0 - ref / hyp
-    value = np.exp(log_bleu)
-    if code == 0:
-        value *= ref
-    return value
+    return np.exp(log_bleu)
 
 
 @_jit
