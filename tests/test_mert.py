@@ -7,16 +7,25 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import hypergraphs, weights
 
 from hypertune import algorithms as A
-from hypertune.algorithms.envelope import envelope_inside, envelope_yields, kbest_envelopes
+from hypertune.algorithms.envelope import (
+    envelope_by_probing,
+    envelope_inside,
+    envelope_yields,
+    kbest_envelopes,
+    packed_envelopes,
+)
 from hypertune.cli import main
-from hypertune.hypergraph import from_kbest
+from hypertune.errors import UsageError
+from hypertune.generate import random_hypergraph
+from hypertune.hypergraph import PackedGraphs, from_kbest
 from hypertune.metrics import BleuMetric
 from hypertune.semirings.envelope import EnvelopeSemiring, Line, upper_envelope
+from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet, merge_kbest
 from hypertune.tuners.linesearch import ErrorSurfaces, line_search
 from hypertune.tuners.mert import LineSearcher, Mert
@@ -35,6 +44,12 @@ def brute_lines(hg, w, d):
     return [(b[x.edges()].sum(), m[x.edges()].sum(), x) for x in derivations]
 
 
+def well_scaled(values: np.ndarray) -> bool:
+    """No value so small next to the others that it drowns in their rounding error (1e-300 beside 1)."""
+    nonzero = np.abs(values[values != 0])
+    return nonzero.size == 0 or nonzero.min() >= 1e-9 * nonzero.max()
+
+
 def significant(left, slope, intercept) -> np.ndarray:
     """Envelope lines without segments narrower than rounding error (subnormal slopes make such slivers;
     generic and compiled code may keep different ones)."""
@@ -44,12 +59,15 @@ def significant(left, slope, intercept) -> np.ndarray:
     return np.column_stack([np.where(np.isinf(left), 0, left), slope, intercept])[wide]
 
 
-@given(graphs, weights, directions)
-def test_envelope_is_the_upper_envelope_of_all_derivations(hg, w, d):
+@pytest.mark.parametrize("method", [envelope_inside, envelope_by_probing], ids=["semiring", "probing"])
+@given(hg=graphs, w=weights, d=directions)
+def test_envelope_is_the_upper_envelope_of_all_derivations(method, hg, w, d):
     b, m = w.edge_scores(hg), d.edge_scores(hg)
+    if method is envelope_by_probing:  # probing compares scores: its documented limit (docs/mert.md)
+        assume(well_scaled(b) and well_scaled(m))
     semiring = EnvelopeSemiring()
     generic = A.inside(hg, semiring, [semiring.edge_value(e, b[e], m[e]) for e in range(hg.num_edges)])[hg.goal]
-    fast = envelope_inside(hg, b, m)
+    fast = method(hg, b, m)
     ours = significant(
         [line.left for line in generic], [line.slope for line in generic], [line.intercept for line in generic]
     )
@@ -73,6 +91,51 @@ def test_envelope_is_the_upper_envelope_of_all_derivations(hg, w, d):
         assert b[line.derivation.edges()].sum() == pytest.approx(line.intercept, abs=1e-9)
 
 
+@pytest.mark.parametrize("lattice", [True, False], ids=["lattice", "forest"])
+def test_probing_gives_the_semiring_envelope_exactly(lattice):
+    """On graphs of thousands of edges with continuous features, the two compiled methods agree bit for bit:
+    the same lines, breakpoints and (no ties) derivations; a packed corpus gives the same as graph by graph."""
+    rng = np.random.default_rng(7)
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = [
+        random_hypergraph(3000, lattice=lattice, num_features=6, seed=s, feature_space=space, vocabulary=vocabulary)
+        for s in range(4)
+    ]
+    width = len(space)
+    packed = PackedGraphs.pack(graphs)
+    for _ in range(3):
+        w0, d = rng.normal(size=width), rng.normal(size=width) * (rng.random(width) < 0.5)
+        d[0] = 1.0
+        expected = []
+        for hg in graphs:
+            features = hg.feature_matrix(width)
+            semiring = envelope_inside(hg, features @ w0, features @ d)
+            probing = envelope_by_probing(hg, features @ w0, features @ d)
+            assert len(semiring) > 3
+            for field in ("left", "slope", "intercept"):
+                assert np.array_equal(getattr(semiring, field), getattr(probing, field))
+            assert [semiring.derivation(i) for i in range(len(semiring))] == [
+                probing.derivation(i) for i in range(len(probing))
+            ]
+            expected.append((semiring.left, *envelope_yields(semiring)))
+        features = packed.features
+        sizes, left, tokens, token_offsets = packed_envelopes(packed, features @ w0, features @ d)
+        assert list(sizes) == [e[0].size for e in expected]
+        assert np.array_equal(left, np.concatenate([e[0] for e in expected]))
+        assert np.array_equal(tokens, np.concatenate([e[1] for e in expected]))
+        assert np.array_equal(np.diff(token_offsets), np.concatenate([np.diff(e[2]) for e in expected]))
+        sizes, left, _, _ = packed_envelopes(packed, features @ w0, features @ d, 1, 3)
+        assert list(sizes) == [e[0].size for e in expected[1:3]]
+
+
+def test_probing_with_parallel_derivations():
+    """Every derivation with the same slope: the envelope is one line, the highest."""
+    kbest = from_kbest([([f"h{i}"], {"b": b, "m": 1.0}) for i, b in enumerate([0.5, 2.0, 1.0])])
+    result = envelope_by_probing(kbest, Weights({"b": 1}).edge_scores(kbest), Weights({"m": 1}).edge_scores(kbest))
+    assert list(result.intercept) == [2.0] and list(result.left) == [-math.inf]
+    assert kbest.derivation_words(result.derivation(0)) == ["h1"]
+
+
 def test_survey_four_lines():
     """The survey's example: 2.5 - 0.8γ, 1 - 0.2γ, 2 - 0.5γ, -0.5 + 0.2γ (docs/mert.md)."""
     lines = [(2.5, -0.8), (1.0, -0.2), (2.0, -0.5), (-0.5, 0.2)]
@@ -81,6 +144,8 @@ def test_survey_four_lines():
     assert list(result.slope) == [-0.8, -0.5, -0.2, 0.2]
     np.testing.assert_allclose(result.left[1:], [5 / 3, 10 / 3, 3.75])
     assert [kbest.derivation_words(result.derivation(i)) for i in range(4)] == [["h0"], ["h2"], ["h1"], ["h3"]]
+    probed = envelope_by_probing(kbest, Weights({"b": 1}).edge_scores(kbest), Weights({"m": 1}).edge_scores(kbest))
+    assert np.array_equal(probed.left, result.left) and np.array_equal(probed.slope, result.slope)
     segments, left, hypothesis = kbest_envelopes(
         np.array([0, 4]), np.array([b for b, _ in lines]), np.array([m for _, m in lines])
     )
@@ -99,8 +164,6 @@ def random_corpus(seed: int, sentences: int = 4):
     rng = np.random.default_rng(seed)
     vocab = list("abcdef")
     graphs, refs = [], []
-    from hypertune.symbols import FeatureSpace, Vocabulary
-
     space, vocabulary = FeatureSpace(), Vocabulary()
     for _ in range(sentences):
         hyps = [
@@ -138,6 +201,30 @@ def test_line_search_equals_a_scan_of_every_interval(seed):
         as_graphs = LineSearcher(tuning_set, envelope=envelope, kbest_sweep=False)
         other = line_search(as_graphs.surfaces(w0, d), tuning_set.score)
         assert other.score == pytest.approx(result.score, abs=1e-12) and other.gamma == pytest.approx(result.gamma)
+
+
+def test_lattice_mert_is_the_same_with_either_envelope_method():
+    """Whole MERT runs on random lattices: probing and the semiring make the same moves."""
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = [
+        random_hypergraph(
+            400, lattice=True, num_features=5, vocabulary_size=12, seed=s, feature_space=space, vocabulary=vocabulary
+        )
+        for s in range(6)
+    ]
+    rng = np.random.default_rng(3)
+    refs = [[" ".join(rng.choice(vocabulary.words(range(len(vocabulary))), size=8))] for _ in graphs]
+    tuning_set = TuningSet(graphs, refs, BleuMetric(tokenize="none", smooth="plus1"))
+    init = Weights({name: 0.2 for name in space.names})
+    runs = [
+        Mert(optimizer="cyclic", random_directions=2, seed=5, envelope=envelope, n_jobs=2).fit(tuning_set, init)
+        for envelope in ("probing", "semiring")
+    ]
+    assert runs[0].score_after > runs[0].score_before
+    assert runs[0].score_after == runs[1].score_after and runs[0].line_searches == runs[1].line_searches
+    assert dict(runs[0].weights) == dict(runs[1].weights)
+    with pytest.raises(UsageError, match="envelope"):
+        LineSearcher(tuning_set, envelope="sweep")
 
 
 def surfaces(breakpoints, deltas, initial):
@@ -235,8 +322,9 @@ def cli_json(capsys, *argv):
     return json.loads(out)
 
 
-def test_cdec_line_search(shared, tmp_path, capsys):
-    """cdec training/dpmert/lo_test.cc TestS1 (values in ../shared/README.md)."""
+@pytest.mark.parametrize("envelope", ["probing", "semiring"])
+def test_cdec_line_search(shared, tmp_path, capsys, envelope):
+    """cdec training/dpmert/lo_test.cc TestS1 (values in ../shared/README.md), by either envelope method."""
     forests = shared / "cdec" / "forests"
     w = cdec_start_weights(tmp_path)
     result = cli_json(
@@ -252,6 +340,8 @@ def test_cdec_line_search(shared, tmp_path, capsys):
         "WordPenalty",
         "--metric",
         "ibm-bleu",
+        "--envelope",
+        envelope,
     )
     assert result["envelope_sizes"] == [8, 29]
     assert result["best_bleu"] == pytest.approx(0.48719698, rel=1e-5)

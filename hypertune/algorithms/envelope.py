@@ -412,8 +412,13 @@ def _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, be
 @_jit
 def _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points, count, best, best_edge, score):
     """Viterbi at every ``points[:count]`` at once: each node's best score and in-edge (first on ties).
-    Loops over the points innermost, without branches, so they vectorize."""  # pragma: no cover - compiled
-    for v in range(lo, hi):
+    Loops over the points innermost, without branches, so they vectorize; one or two points go one at a
+    time (the vector loops' set-up costs more than a second pass). Scores sum as ``b + x·m + tails``."""
+    if count <= 2:  # pragma: no cover - compiled
+        for p in range(count):
+            _probe_one(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points[p], p, best, best_edge)
+        return
+    for v in range(lo, hi):  # pragma: no cover - compiled
         i = v - lo
         first = True
         for e in range(node_offsets[v], node_offsets[v + 1]):
@@ -576,6 +581,22 @@ def _yields_kernel(goal_lines, line_edge, line_tails, target_offsets, target):  
                 depth += 1
         offsets[g + 1] = count
     return tokens[:count], offsets
+
+
+@_jit
+def _probe_one(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, x, p, best, best_edge):  # pragma: no cover
+    """:func:`_probe_pass` for the single point ``x``, into column ``p``."""
+    for v in range(lo, hi):
+        i = v - lo
+        e0 = node_offsets[v]
+        top, arg = 0.0, e0
+        for e in range(e0, node_offsets[v + 1]):
+            s = b_edge[e] + x * m_edge[e]
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                s += best[tails[k] - lo, p]
+            if e == e0 or s > top:
+                top, arg = s, e
+        best[i, p], best_edge[i, p] = top, arg
 
 
 @numba.njit(cache=True, inline="always")

@@ -7,7 +7,14 @@ import argparse
 import numpy as np
 
 from hypertune.cli.common import add_output_options, emit
-from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
+from hypertune.cli.tuning import (
+    add_envelope_options,
+    add_input_options,
+    add_metric_options,
+    load_tuning_set,
+    load_weights,
+    metric_key,
+)
 from hypertune.errors import UsageError
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import line_search
@@ -47,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "in the order of the features of the input",
     )
     add_metric_options(parser)
+    add_envelope_options(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -80,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     tuning_set = load_tuning_set(args)
     weights, _ = load_weights(args.weights, tuning_set, args)
     direction = parse_direction(args.direction, tuning_set)
-    searcher = LineSearcher(tuning_set)
+    searcher = LineSearcher(tuning_set, args.jobs, envelope=args.envelope)
     surfaces = searcher.surfaces(weights.vector(tuning_set.feature_space), direction)
     result = line_search(surfaces, tuning_set.score, tuning_set.metric.higher_is_better)
     key = metric_key(tuning_set.metric)

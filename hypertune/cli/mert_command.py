@@ -7,7 +7,14 @@ import math
 import sys
 
 from hypertune.cli.common import add_output_options, emit, show_progress
-from hypertune.cli.tuning import add_input_options, add_metric_options, load_tuning_set, load_weights, metric_key
+from hypertune.cli.tuning import (
+    add_envelope_options,
+    add_input_options,
+    add_metric_options,
+    load_tuning_set,
+    load_weights,
+    metric_key,
+)
 from hypertune.errors import UsageError
 from hypertune.formats.nbest import write_moses
 from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_weights
@@ -104,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
+    add_envelope_options(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -157,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         plateau=args.plateau,
         window=args.window,
         n_jobs=args.jobs,
+        envelope=args.envelope,
         progress=report,
         collect_envelopes=bool(args.envelope_nbest),
     )

@@ -15,6 +15,7 @@ from hypertune.hypergraph import union
 from hypertune.metrics import REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet, merge_kbest
+from hypertune.tuners.mert import ENVELOPES
 from hypertune.weights import Weights
 
 BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
@@ -43,6 +44,18 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="one interleaved reference file with N references per sentence",
     )
     parser.add_argument("--params", metavar="FILE", help="Z-MERT parameter file (feature names of candidates)")
+
+
+def add_envelope_options(parser: argparse.ArgumentParser) -> None:
+    """How lattices' and forests' envelopes are computed, and on how many threads."""
+    parser.add_argument(
+        "--envelope",
+        choices=ENVELOPES,
+        default="probing",
+        help="lattices/hypergraphs: find the goal envelope by Viterbi probing (default; fast) or by the "
+        "inside pass in the envelope semiring (the same envelopes)",
+    )
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
 
 
 def add_metric_options(parser: argparse.ArgumentParser) -> None:

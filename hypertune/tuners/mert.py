@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -110,6 +111,7 @@ class LineSearcher:
         self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [{} for _ in graphs]
         self.line_searches = 0
         self.envelope_sizes: list[int] = []
+        self._pool: ThreadPoolExecutor | None = None
 
     def surfaces(self, w0: np.ndarray, direction: np.ndarray) -> ErrorSurfaces:
         """Every sentence's error surface along ``w0 + γ·direction``."""
@@ -156,8 +158,7 @@ class LineSearcher:
                 return packed_envelopes(packed, intercepts, slopes, *chunk)
 
             tasks, work = self._chunks, run
-        with ThreadPoolExecutor(self.n_jobs) as pool:
-            parts = list(pool.map(work, tasks))
+        parts = list(self._threads().map(work, tasks))
         sizes = np.concatenate([p[0] for p in parts])
         lengths = np.concatenate([np.diff(p[3]) for p in parts])
         stats = self.tuning_set.batch_stats(
@@ -191,10 +192,19 @@ class LineSearcher:
                 self._intercepts = csr_matvec(features.indptr, features.indices, features.data, vector)
             else:
                 self._intercepts = np.empty(self.packed.num_edges)
-                with ThreadPoolExecutor(self.n_jobs) as pool:
-                    list(pool.map(lambda chunk: self._edge_scores(vector, *chunk, self._intercepts), self._chunks))
+                list(
+                    self._threads().map(lambda chunk: self._edge_scores(vector, *chunk, self._intercepts), self._chunks)
+                )
             self._point = w0.copy()
         return self._intercepts
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """One pool for the searcher's lifetime (starting threads for every line search costs more than
+        a small search); shut down when the searcher is collected."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.n_jobs)
+            weakref.finalize(self, self._pool.shutdown, wait=False)
+        return self._pool
 
     def _edge_scores(self, vector: np.ndarray, first: int, last: int, out: np.ndarray) -> None:
         """``vector · h_e`` for the edges of graphs ``first:last``, into ``out`` (compiled, releases the GIL)."""
