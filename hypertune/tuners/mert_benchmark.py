@@ -41,7 +41,6 @@ def benchmark_mert(
         graphs = read_graphs(str(forest))
         refs = read_references([str(shared / "cdec" / "forests" / f"lo_test.ref.{i}") for i in range(4)])[1:2]
         tuning = TuningSet(graphs, refs, BleuMetric(tokenize="none", ref_length="ibm"))
-        searcher = LineSearcher(tuning, n_jobs=1)
         space = tuning.feature_space
         w0, d = Weights(CDEC_WEIGHTS).vector(space), Weights({"WordPenalty": 1.0}).vector(space)
 
@@ -49,15 +48,17 @@ def benchmark_mert(
             searcher._point = None  # time the intercepts too, not only the cached case
             line_search(searcher.surfaces(w0, d), tuning.score)
 
-        seconds = median_time(one_search, repeat)
-        figures.append(
-            Figure(
-                "MERT envelope + error surface + line search, cdec forest",
-                seconds,
-                0.030,
-                f"{graphs[0].num_edges} edges, one direction",
+        for envelope in ("probing", "semiring"):
+            searcher = LineSearcher(tuning, n_jobs=1, envelope=envelope)
+            seconds = median_time(one_search, repeat)
+            figures.append(
+                Figure(
+                    f"MERT envelope + error surface + line search, cdec forest ({envelope})",
+                    seconds,
+                    0.030,
+                    f"{graphs[0].num_edges} edges, one direction",
+                )
             )
-        )
     scorer = shared / "moses" / "scorer-data"
     if scorer.is_dir():
         seconds, detail = _kbest_mert(str(scorer / "nbest.out.gz"), str(scorer / "reference.txt.gz"), None, 20)
@@ -66,7 +67,9 @@ def benchmark_mert(
         corpus = make_bench_corpus(shared_dir, work, "nbest", 1000)
         seconds, detail = _kbest_mert(str(corpus / "nbest.gz"), str(corpus / "ref"), str(corpus / "init.opt"), 20)
         figures.append(Figure("k-best MERT, make_bench nbest 1,000 x 100, 20 restarts", seconds, 15.0, detail))
-        figures.append(_lattice_mert(make_bench_corpus(shared_dir, work, "hg", hypergraphs)))
+        corpus = make_bench_corpus(shared_dir, work, "hg", hypergraphs)
+        figures.append(_lattice_mert(corpus))
+        figures.append(_lattice_mert(corpus, prune_density=50.0))
     return figures
 
 
@@ -90,11 +93,12 @@ def _kbest_mert(nbest: str, refs: str, init: str | None, restarts: int) -> tuple
     )
 
 
-def _lattice_mert(corpus: Path, prune_density: float = 50.0) -> Figure:
-    """Cyclic coordinate ascent plus 10 random directions per round over Moses hypergraphs, after pruning
-    each graph to ``prune_density`` edges per reference word under the start weights (pruning and
-    optimization timed; loading not: the corpus is cached in hypertune's native format after the first
-    parse). ``prune_density=0`` optimizes on the whole graphs."""
+def _lattice_mert(corpus: Path, prune_density: float = 0.0) -> Figure:
+    """Cyclic coordinate ascent plus 10 random directions per round over Moses hypergraphs, until a round
+    brings no gain (the issue's "one full optimization"; timed with the line searcher's set-up, not the
+    loading: the corpus is cached in hypertune's native format after the first parse). With
+    ``prune_density`` each graph is first pruned to that many edges per reference word under the start
+    weights (timed too; the target is for the whole graphs)."""
     cache = corpus / "corpus.htc"
     if not cache.is_file():
         write_cache(read_graphs(str(corpus / "hg")), str(cache))
@@ -112,9 +116,10 @@ def _lattice_mert(corpus: Path, prune_density: float = 50.0) -> Figure:
     edges = sum(g.num_edges for g in tuning.graphs)
     pruning = f"pruned to {prune_density:g} edges per reference word" if prune_density else "unpruned"
     return Figure(
-        "lattice MERT, Moses hypergraphs, cyclic coordinate + 10 random directions",
+        "lattice MERT, Moses hypergraphs, cyclic coordinate + 10 random directions"
+        + (", pruned" if prune_density else ""),
         seconds,
-        60.0,
+        None if prune_density else 60.0,
         f"{len(graphs)} graphs, {pruning} ({edges} edges), BLEU {result.score_before:.4f} -> "
         f"{result.score_after:.4f}, {result.line_searches} line searches",
     )
