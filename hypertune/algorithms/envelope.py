@@ -266,6 +266,9 @@ def _packed_kernel(
 @_jit
 def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity):  # pragma: no cover
     """Envelope of the goal ``hi - 1`` of the graph on nodes ``lo:hi`` (see :func:`envelope_by_probing`)."""
+    first_edge, last_edge = node_offsets[lo], node_offsets[hi]
+    if not (_well_scaled(b_edge, first_edge, last_edge) and _well_scaled(m_edge, first_edge, last_edge)):
+        return _semiring_goal(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity)
     n = hi - lo
     width = 8
     best = np.empty((n, width))
@@ -385,6 +388,48 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
     chosen = np.empty(lines, dtype=np.int64)
     top = _upper_hull(order, line_m, line_b, left, slope, intercept, chosen, 0)
     return left[:top], slope[:top], intercept[:top], root[chosen[:top]], store_edge[:stored], store_tails[:stored]
+
+
+SCALE_RANGE = 1e-9
+"""Probing compares scores, so it needs edge values of comparable size: a graph with a non-zero intercept or
+slope smaller than ``SCALE_RANGE`` times the largest goes to the semiring instead (a line made of values
+like 1e-200 beside values like 1 can be above its neighbours by less than their rounding error)."""
+
+
+@_jit
+def _well_scaled(values, first, last):  # pragma: no cover - compiled
+    """True if the non-zero ``|values[first:last]|`` span less than ``1 / SCALE_RANGE``."""
+    low, high = math.inf, 0.0
+    for e in range(first, last):
+        a = abs(values[e])
+        if a > 0.0:
+            low, high = min(low, a), max(high, a)
+    return high == 0.0 or (low >= SCALE_RANGE * high and high < math.inf)
+
+
+@_jit
+def _semiring_goal(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity):  # pragma: no cover
+    """:func:`_probing_kernel`'s result computed by the envelope semiring (on a local copy of the graph)."""
+    first_edge, last_edge = node_offsets[lo], node_offsets[hi]
+    first_tail, last_tail = tail_offsets[first_edge], tail_offsets[last_edge]
+    left, slope, intercept, line_edge, line_tails, start, end = _envelope_kernel(
+        node_offsets[lo : hi + 1] - first_edge,
+        tail_offsets[first_edge : last_edge + 1] - first_tail,
+        tails[first_tail:last_tail] - lo,
+        b_edge[first_edge:last_edge],
+        m_edge[first_edge:last_edge],
+        max_arity,
+    )
+    goal = hi - 1 - lo
+    goal_lines = np.arange(start[goal], end[goal])
+    return (
+        left[start[goal] : end[goal]].copy(),
+        slope[start[goal] : end[goal]].copy(),
+        intercept[start[goal] : end[goal]].copy(),
+        goal_lines,
+        line_edge + first_edge,
+        line_tails,
+    )
 
 
 @_jit
