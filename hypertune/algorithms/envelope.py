@@ -277,13 +277,15 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
     # the derivations of envelope lines, stored as in the inside kernel: edge and per-tail line indices
     store_edge = np.empty(64, dtype=np.int64)
     store_tails = np.full((64, max_arity), -1, dtype=np.int64)
-    # scratch stacks for walking one derivation (its depth is at most the number of nodes)
-    work_node, work_next, work_kids = (
+    # scratch stacks for walking one derivation (its depth is at most the number of nodes): node, next
+    # tail, finished tails' store indices, running intercept and slope
+    work = (
         np.empty(n + 1, np.int64),
         np.empty(n + 1, np.int64),
         np.empty((n + 1, max_arity), np.int64),
+        np.empty(n + 1),
+        np.empty(n + 1),
     )
-    work_b, work_m = np.empty(n + 1), np.empty(n + 1)
     # the envelope found so far, as a list linked by slope: line intercept, slope, derivation root, next,
     # and whether the gap to the next line is closed (no line above their intersection)
     line_b, line_m = np.empty(16), np.empty(16)
@@ -294,22 +296,7 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
     lines = 0
     for p in range(2):
         b, m, top, store_edge, store_tails = _store_derivation(
-            best_edge,
-            p,
-            lo,
-            hi,
-            tail_offsets,
-            tails,
-            b_edge,
-            m_edge,
-            store_edge,
-            store_tails,
-            stored,
-            work_node,
-            work_next,
-            work_kids,
-            work_b,
-            work_m,
+            best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
         )
         if p == 1 and m == line_m[0]:  # every derivation has the same slope: one line
             break
@@ -345,22 +332,7 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
             i = gap[p]
             j = nxt[i]
             b, m, top, store_edge, store_tails = _store_derivation(
-                best_edge,
-                p,
-                lo,
-                hi,
-                tail_offsets,
-                tails,
-                b_edge,
-                m_edge,
-                store_edge,
-                store_tails,
-                stored,
-                work_node,
-                work_next,
-                work_kids,
-                work_b,
-                work_m,
+                best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
             )
             # keep it if its slope lies strictly between and its segment has positive width (the hull rule)
             above = (
@@ -488,26 +460,12 @@ def _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, point
 
 @_jit
 def _store_derivation(
-    best_edge,
-    p,
-    lo,
-    hi,
-    tail_offsets,
-    tails,
-    b_edge,
-    m_edge,
-    store_edge,
-    store_tails,
-    stored,
-    node,
-    next_tail,
-    kids,
-    b,
-    m,
+    best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
 ):  # pragma: no cover - compiled
     """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` to the store (post-order: tails
     first) and return its line ``(intercept, slope)``, the new store size (its root is the last entry)
     and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order."""
+    node, next_tail, kids, b, m = work
     depth = 1
     node[0] = hi - 1 - lo
     next_tail[0] = 0
