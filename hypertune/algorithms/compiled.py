@@ -219,36 +219,11 @@ def boolean_inside_outside(num_nodes, head, tail_offsets, tails, keep):  # pragm
 
 @_jit
 def csr_matvec(indptr, indices, data, vector):  # pragma: no cover - compiled
-    """Sparse matrix (CSR) times dense vector: the edge scores w · f_e."""
+    """Sparse matrix (CSR) times dense vector: the edge scores w · f_e (summed in the order scipy sums)."""
     out = np.empty(indptr.size - 1)
-    csr_matvec_rows(indptr, indices, data, vector, 0, out.size, out)
-    return out
-
-
-@_jit
-def csc_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma: no cover - compiled
-    """Rows ``first:last`` of a CSC matrix (sorted row indices) times a dense vector, into
-    ``out[first:last]``. Columns whose entry in ``vector`` is zero are skipped, so a unit vector costs one
-    column. Each row's terms are added in column order, as a CSR product adds them: the same results
-    (up to the sign of a zero)."""
-    out[first:last] = 0.0
-    for j in range(vector.size):
-        v = vector[j]
-        if v == 0.0:
-            continue
-        lo, hi = indptr[j], indptr[j + 1]
-        a = lo + np.searchsorted(indices[lo:hi], first)
-        b = lo + np.searchsorted(indices[lo:hi], last)
-        for k in range(a, b):
-            out[indices[k]] += data[k] * v
-
-
-@_jit
-def csr_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma: no cover - compiled
-    """Rows ``first:last`` of a CSR matrix times a dense vector, into ``out[first:last]`` (summed in the
-    order scipy sums, so the results are identical)."""
-    for i in range(first, last):
+    for i in range(out.size):
         s = 0.0
         for k in range(indptr[i], indptr[i + 1]):
             s += data[k] * vector[indices[k]]
         out[i] = s
+    return out
