@@ -227,3 +227,21 @@ def csr_matvec(indptr, indices, data, vector):  # pragma: no cover - compiled
             s += data[k] * vector[indices[k]]
         out[i] = s
     return out
+
+
+@_jit
+def csc_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma: no cover - compiled
+    """Rows ``first:last`` of a CSC matrix (sorted row indices) times a dense vector, into
+    ``out[first:last]``. Columns whose entry in ``vector`` is zero are skipped, so a unit vector costs one
+    column. Each row's terms are added in column order, as a CSR product adds them: the same results
+    (up to the sign of a zero)."""
+    out[first:last] = 0.0
+    for j in range(vector.size):
+        v = vector[j]
+        if v == 0.0:
+            continue
+        lo, hi = indptr[j], indptr[j + 1]
+        a = lo + np.searchsorted(indices[lo:hi], first)
+        b = lo + np.searchsorted(indices[lo:hi], last)
+        for k in range(a, b):
+            out[indices[k]] += data[k] * v
