@@ -26,3 +26,15 @@ class InputError(HypertuneError, ValueError):
 
 class UsageError(HypertuneError, ValueError):
     """Arguments that do not fit together (bad option values, missing inputs)."""
+
+
+class HypertuneWarning(UserWarning):
+    """Suspicious but usable input (unused reference lines, unknown feature names). The CLI prints each
+    as one line on stderr; library users see an ordinary Python warning."""
+
+
+def warn(message: str) -> None:
+    """Issue a :class:`HypertuneWarning` (shown once per message)."""
+    import warnings
+
+    warnings.warn(message, HypertuneWarning, stacklevel=3)

@@ -573,7 +573,8 @@ def test_htk_slf_words_on_nodes_and_links():
     assert detect_format(fx("lattice.slf")).name == "htk-slf"
     (hg,) = htk_slf.read(fx("lattice.slf"), *space())
     assert (hg.num_nodes, hg.count_derivations()) == (5, 3)
-    assert hg.metadata["id"] == "sent1" and hg.metadata["slf"]["lmscale"] == "12.0"
+    assert "id" not in hg.metadata and hg.metadata["slf"]["UTTERANCE"] == "sent1"  # a name, not a sentence id
+    assert hg.metadata["slf"]["lmscale"] == "12.0"
     texts = sorted(hg.target_text(e) for e in range(1, hg.num_edges))
     assert texts == ["[1]", "[1] a", "[1] cat", "[1] cat", "[1] hat", "[1] the"]
     best = viterbi(hg, Weights({"acoustic": 1.0, "lm": 12.0}))

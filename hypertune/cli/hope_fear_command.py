@@ -19,6 +19,7 @@ statistics printed are exact (m1 c1 ... m4 c4 reflen), recomputed from the strin
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.tuning import add_graph_format_option, add_strict_option
     from hypertune.metrics.tokenize import TOKENIZERS
 
     parser = subparsers.add_parser(
@@ -29,37 +30,41 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="n-best lists, FEATSTAT files, graphs, hgdirs")
-    parser.add_argument("--refs", nargs="+", default=[], metavar="REF", help="reference files")
+    parser.add_argument(
+        "--refs", nargs="+", default=[], metavar="REF", help="reference files (not needed with SCORESTAT input)"
+    )
     parser.add_argument("--weights", "-w", nargs="+", required=True, metavar="W", help="weights files")
-    parser.add_argument("--gain", choices=("background", "bleu+1", "linear"), default="background")
-    parser.add_argument("--search", choices=("approximate", "exact"), default="approximate")
+    parser.add_argument(
+        "--gain",
+        choices=("background", "bleu+1", "linear"),
+        default="background",
+        help="sentence gain: BLEU against a background pseudo-corpus (default, kbmira), BLEU+1, or linear BLEU",
+    )
+    parser.add_argument(
+        "--search",
+        choices=("approximate", "exact"),
+        default="approximate",
+        help="lattices/hypergraphs: Moses's approximate forest search (default), or exact (--gain linear only)",
+    )
     parser.add_argument("--background", type=float, default=1.0, metavar="V", help="initial background statistic")
     parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="(default: none)")
-    parser.add_argument("--lowercase", "-lc", action="store_true")
+    parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
+    add_graph_format_option(parser)
+    add_strict_option(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, progress
-    from hypertune.errors import UsageError
-    from hypertune.formats import read_graphs, read_references, read_weights
+    from hypertune.cli.tuning import load_tuning_set, load_weights
     from hypertune.metrics import BleuMetric, LinearBleu
-    from hypertune.tuners.corpus import TuningSet, merge_kbest
     from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
 
-    graphs = read_graphs(args.inputs)
-    if all(g.is_kbest for g in graphs):
-        graphs = merge_kbest(graphs)
-    references = read_references(args.refs) if args.refs else []
     metric = BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
-    tuning_set = TuningSet(graphs, references[: len(graphs)], metric)
-    if not tuning_set.precomputed and len(references) < len(graphs):
-        raise UsageError(f"{len(graphs)} sentences but references for {len(references)}")
-    weights = read_weights(args.weights, feature_names=list(tuning_set.feature_space.names)).vector(
-        tuning_set.feature_space
-    )
+    tuning_set = load_tuning_set(args, metric)
+    weights = load_weights(args.weights, tuning_set, args)[0].vector(tuning_set.feature_space)
     linear = None
     if args.gain == "linear":
         # p and r of linear BLEU from the model-best translations' corpus statistics (Tromble et al. 2008)
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     rows, lines = [], []
     for s in progress(args, range(len(tuning_set)), len(tuning_set), "hope/fear"):
         hf = decoder.hope_fear(s, weights, gain, args.safe_hope)
-        row: dict[str, Any] = {"sentence": s}
+        row: dict[str, Any] = {"sentence": tuning_set.sentence_ids[s]}
         for name in ("hope", "fear", "model"):
             h = getattr(hf, name)
             text = None if h.words is None else " ".join(tuning_set.vocabulary.words(h.words))
@@ -84,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             }
             shown = text if text is not None else f"(hypothesis {h.derivation.edge - 1})"
             stats = " ".join(f"{x:g}" for x in h.stats)
-            lines.append(f"{s}\t{name}\t{h.model_score:.6g}\t{h.gain:.6g}\t{stats}\t{shown}")
+            lines.append(f"{tuning_set.sentence_ids[s]}\t{name}\t{h.model_score:.6g}\t{h.gain:.6g}\t{stats}\t{shown}")
         rows.append(row)
     summary = "sentence\tkind\tmodel\tgain\tstats\ttranslation\n" + "\n".join(lines)
     emit(args, summary, {"gain": args.gain, "search": args.search, "sentences": rows})

@@ -135,10 +135,10 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
-    """The envelope derivations as a Moses n-best list, sentence ids as the graphs' (else their positions)."""
+    """The envelope derivations as a Moses n-best list, with the tuning set's sentence ids."""
     lists = [
-        from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, metadata={"id": hg.metadata.get("id", s)})
-        for s, (hg, found) in enumerate(zip(tuning_set.graphs, derivations, strict=True))
+        from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, metadata={"id": sid})
+        for sid, found in zip(tuning_set.sentence_ids, derivations, strict=True)
         if found
     ]
     write_moses(lists, path)

@@ -25,6 +25,7 @@ corpus BLEU of the model-best translations. See docs/mira.md.
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.tuning import add_graph_format_option, add_strict_option
     from hypertune.metrics.tokenize import TOKENIZERS
 
     parser = subparsers.add_parser(
@@ -76,56 +77,43 @@ def register(subparsers: Any) -> None:
         choices=("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"),
         help="weights file format (default: cdec, 'name value' lines)",
     )
-    parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="(default: none)")
+    parser.add_argument(
+        "--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)"
+    )
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
+    add_graph_format_option(parser)
+    add_strict_option(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
 
-def load_inputs(args: argparse.Namespace) -> tuple[list, list[list[str]], Any]:
-    """Graphs (k-best lists accumulated by sentence), references and initial weights."""
+def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The tuning set (k-best lists accumulated by sentence id, references looked up by id) and the initial
+    weights, through the loader every tuning command shares."""
+    from hypertune.cli.tuning import load_tuning_set, load_weights
     from hypertune.errors import UsageError
-    from hypertune.formats import read_graphs, read_references, read_weights
-    from hypertune.formats.extractor import read_featstat
-    from hypertune.symbols import FeatureSpace, Vocabulary
-    from hypertune.tuners.corpus import merge_kbest
+    from hypertune.metrics import BleuMetric
 
-    space, vocabulary = FeatureSpace(), Vocabulary()
-    graphs = []
-    if args.ffile:
-        if args.scfile and len(args.scfile) != len(args.ffile):
-            raise UsageError(f"{len(args.ffile)} feature files but {len(args.scfile)} score files")
-        for i, path in enumerate(args.ffile):
-            graphs.extend(read_featstat(path, space, vocabulary, args.scfile[i] if args.scfile else None))
-    paths = list(args.inputs) + list(args.hgdir)
-    if paths:
-        graphs.extend(read_graphs(paths, feature_space=space, vocabulary=vocabulary))
-    if not graphs:
+    if args.scfile and len(args.scfile) != len(args.ffile):
+        raise UsageError(f"{len(args.ffile)} feature files but {len(args.scfile)} score files")
+    args.inputs = [*args.inputs, *args.ffile, *args.scfile, *args.hgdir]
+    if not args.inputs:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, hypergraphs or an hgdir")
-    if all(g.is_kbest for g in graphs):
-        graphs = merge_kbest(graphs)
-    references = read_references(args.refs) if args.refs else []
     if not args.init:
         raise UsageError("give the initial weights with --init (or --dense-init/--sparse-init)")
-    weights = read_weights(args.init, feature_names=list(space.names))
-    if references and len(references) < len(graphs):
-        raise UsageError(f"{len(graphs)} sentences but only {len(references)} references")
-    return graphs, references[: len(graphs)], weights
+    metric = BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
+    tuning_set = load_tuning_set(args, metric)
+    weights, _ = load_weights(args.init, tuning_set, args)
+    return tuning_set, weights
 
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, show_progress
-    from hypertune.errors import UsageError
     from hypertune.formats import write_weights
-    from hypertune.metrics import BleuMetric
-    from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.mira import batch_mira
 
     started = time.perf_counter()
-    graphs, references, initial = load_inputs(args)
-    tuning_set = TuningSet(graphs, references, BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase))
-    if not tuning_set.precomputed and not references:
-        raise UsageError("give the references with --refs (or FEATSTAT/SCORESTAT files)")
+    tuning_set, initial = load_inputs(args)
     load_seconds = time.perf_counter() - started
 
     def report(epoch: Any) -> None:

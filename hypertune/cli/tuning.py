@@ -6,15 +6,14 @@ import argparse
 import os
 
 from hypertune.errors import UsageError
-from hypertune.formats import FORMATS, read_graphs, read_references, read_weights
+from hypertune.formats import FORMATS, read_graphs, read_references
 from hypertune.formats.extractor import read_featstat, sibling
-from hypertune.formats.io import open_text, read_head
+from hypertune.formats.io import read_head, read_text
 from hypertune.formats.nbest import feature_order, read_zmert
-from hypertune.formats.weights import detect_weights_format, read_positional
-from hypertune.hypergraph import union
+from hypertune.formats.weights import detect_weights_format, parse_weights, read_positional
 from hypertune.metrics import REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.tuners.corpus import TuningSet, merge_kbest
+from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import ENVELOPES
 from hypertune.weights import Weights
 
@@ -29,7 +28,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="n-best lists (several: merged per sentence), Z-MERT candidates, a FEATSTAT and "
         "SCORESTAT pair, lattices or hypergraphs (files or directories)",
     )
-    parser.add_argument("--format", choices=sorted([*FORMATS, "zmert"]), help="input format (default: detected)")
+    add_graph_format_option(parser)
     parser.add_argument(
         "--refs",
         "-r",
@@ -44,6 +43,23 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="one interleaved reference file with N references per sentence",
     )
     parser.add_argument("--params", metavar="FILE", help="Z-MERT parameter file (feature names of candidates)")
+    add_strict_option(parser)
+
+
+def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=sorted([*FORMATS, "zmert"]),
+        help="input format (default: detected from each file's beginning)",
+    )
+
+
+def add_strict_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="make weights that name features the inputs do not have an error, not a warning",
+    )
 
 
 def add_envelope_options(parser: argparse.ArgumentParser) -> None:
@@ -101,102 +117,83 @@ def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
 
 
 def load_graphs(args: argparse.Namespace) -> list:
-    """The inputs as one list of graphs sharing a feature space and vocabulary; k-best lists from several
-    files are merged per sentence id (outer MERT/MIRA iterations)."""
+    """Every graph of the inputs, as read, sharing a feature space and vocabulary; sentences are assembled
+    (by id, accumulating repeated ids) by :meth:`TuningSet.from_corpus`. A FEATSTAT file is read with its
+    SCORESTAT file: the one named like it, else the one given in the same position among the inputs."""
     space, vocabulary = FeatureSpace(), Vocabulary()
     graphs = []
-    inputs = list(args.inputs)
-    done: set[str] = set()
+    fmt, params = getattr(args, "format", None), getattr(args, "params", None)
+    inputs = list(dict.fromkeys(args.inputs))
+    kinds = {p: _extractor_kind(p) for p in inputs}
+    featstats = [p for p in inputs if kinds[p] == "FEATURES"]
+    scorestats = [p for p in inputs if kinds[p] == "SCORES"]
+    partner: dict[str, str | None] = {}
+    for k, features in enumerate(featstats):
+        named = sibling(features, "SCORES")  # FEATSTAT.3 -> SCORESTAT.3, if that file exists
+        if not scorestats or named in scorestats:
+            partner[features] = named
+        else:
+            partner[features] = scorestats[k] if len(scorestats) == len(featstats) else None
+    paired = set(partner.values())
     for path in inputs:
-        if path in done:
-            continue
         if not os.path.exists(path):
             raise UsageError(f"{path}: no such file or directory")
-        head = "" if os.path.isdir(path) else read_head(path, 64).lstrip()
-        if args.format == "zmert" or (args.params and args.format is None and not os.path.isdir(path)):
-            graphs.extend(read_zmert(path, space, vocabulary, params=args.params))
-        elif head.startswith(("FEATURES_TXT_BEGIN", "SCORES_TXT_BEGIN")):
-            kind = "SCORES" if head.startswith("FEATURES") else "FEATURES"
-            partner = sibling(path, kind)
-            partner = (
-                partner
-                if partner in inputs
-                else next(
-                    (
-                        p
-                        for p in inputs
-                        if p != path
-                        and os.path.isfile(p)
-                        and read_head(p, 64)
-                        .lstrip()
-                        .startswith("SCORES_TXT_BEGIN" if kind == "SCORES" else "FEATURES_TXT_BEGIN")
-                    ),
-                    partner,
-                )
-            )
-            features, scores = (path, partner) if kind == "SCORES" else (partner, path)
-            if features is None:
-                raise UsageError(f"{path}: a SCORESTAT file needs its FEATSTAT file")
-            graphs.extend(read_featstat(features, space, vocabulary, scores))
-            done.update(p for p in (features, scores) if p)
+        if kinds[path] == "FEATURES":
+            graphs.extend(read_featstat(path, space, vocabulary, partner[path]))
+        elif kinds[path] == "SCORES":
+            if path not in paired:
+                raise UsageError(f"{path}: a SCORESTAT file needs its FEATSTAT file among the inputs")
+        elif fmt == "zmert" or (params and fmt is None and not os.path.isdir(path)):
+            graphs.extend(read_zmert(path, space, vocabulary, params=params))
         else:
-            graphs.extend(read_graphs(path, args.format, space, vocabulary))
-        done.add(path)
-    return attach_kbest(merge_kbest(graphs))
+            graphs.extend(read_graphs(path, fmt, space, vocabulary))
+    return graphs
 
 
-def attach_kbest(graphs: list) -> list:
-    """Inputs that mix lattices/hypergraphs with k-best lists (e.g. a previous iteration's
-    ``--envelope-nbest``): each k-best list joins, by :func:`~hypertune.hypergraph.union`, the graph with its
-    sentence id (``metadata["id"]``, else the graph's position)."""
-    lists = [g for g in graphs if g.is_kbest]
-    forests = [g for g in graphs if not g.is_kbest]
-    if not lists or not forests:
-        return graphs
-    by_id = {str(g.metadata.get("id", i)): i for i, g in enumerate(forests)}
-    extra: dict[int, list] = {}
-    for kbest in lists:
-        sid = str(kbest.metadata.get("id"))
-        if sid not in by_id:
-            raise UsageError(f"an n-best list has sentence id {sid}, but no lattice or hypergraph has that id")
-        extra.setdefault(by_id[sid], []).append(kbest)
-    return [union([g, *extra[i]]) if i in extra else g for i, g in enumerate(forests)]
+def _extractor_kind(path: str) -> str | None:
+    """``FEATURES`` or ``SCORES`` for a Moses extractor file, else ``None``."""
+    if not os.path.isfile(path):
+        return None
+    head = read_head(path, 64).lstrip()
+    return next((kind for kind in ("FEATURES", "SCORES") if head.startswith(f"{kind}_TXT_BEGIN")), None)
 
 
-def load_tuning_set(args: argparse.Namespace) -> TuningSet:
+def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> TuningSet:
+    """The tuning set of the command's inputs and references: sentences matched to reference lines by id
+    (:meth:`TuningSet.from_corpus`), the same for every tuning command."""
     graphs = load_graphs(args)
+    if not graphs:
+        raise UsageError("no inputs: give n-best lists, FEATSTAT files, lattices or hypergraphs")
     precomputed = all("edge_stats" in g.metadata for g in graphs)
     if args.refs:
-        references = read_references(args.refs, args.refs_per_sentence)
-        if len(references) < len(graphs):
-            raise UsageError(f"{len(graphs)} sentences but references for only {len(references)}")
-        if len(references) > len(graphs):
-            references = references[: len(graphs)]  # Moses's scorer data ships more references than it uses
+        references = read_references(args.refs, getattr(args, "refs_per_sentence", None))
     elif precomputed:
-        references = []
+        references = None
     else:
         raise UsageError("--refs is required (only SCORESTAT input carries its own statistics)")
-    return TuningSet(graphs, references, build_metric(args, graphs[0].vocabulary))
+    metric = build_metric(args, graphs[0].vocabulary) if metric is None else metric
+    return TuningSet.from_corpus(graphs, references, metric)
 
 
 def load_weights(
     paths: list[str], tuning_set: TuningSet, args: argparse.Namespace | None = None
 ) -> tuple[Weights, tuple[dict[str, float], dict[str, float]] | None]:
-    """Weights from every format (later files override earlier ones); Moses ``init.opt`` (positional,
-    three lines) also gives the restart box. Positional files take the feature order of the first input
-    (its n-best header or FEATSTAT header), else the tuning set's."""
+    """Weights from every format (later files override earlier ones), each file read once (pipes work);
+    Moses ``init.opt`` (positional, three lines) also gives the restart box. Positional files take the
+    feature order of the first input (its n-best header or FEATSTAT header), else the tuning set's.
+    The names are checked against the tuning set (:meth:`TuningSet.check_weights`; ``--strict``)."""
     weights = Weights()
     box = None
     for path in paths:
-        with open_text(path) as handle:
-            text = handle.read()
+        text = read_text(path, "weights file")
         if detect_weights_format(text) == "positional":
             start, low, high = read_positional(path, _positional_order(args, tuning_set), text)
             weights.update(start)
             if low is not None and high is not None:
                 box = (low, high)
         else:
-            weights.update(read_weights(path))
+            weights.update(parse_weights(text, path))
+    tuning_set.check_weights(weights, " ".join(paths), strict=bool(getattr(args, "strict", False)))
     return weights, box
 
 

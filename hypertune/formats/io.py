@@ -1,4 +1,14 @@
-"""Opening files: gzip, bzip2 and xz are recognised by their magic bytes, whatever the file is called."""
+"""Opening and writing files.
+
+Reading: gzip, bzip2 and xz are recognised by their magic bytes, whatever the file is called; ``-`` is
+standard input; pipes and process substitution (``<(...)``, ``/dev/stdin``) work, since a file is opened
+once and its first bytes are peeked, not re-read. A truncated or corrupt compressed file raises
+:class:`~hypertune.errors.InputError` naming the file, like every other unreadable input.
+
+Writing: :func:`write_atomically` writes through a temporary file and a rename, with the permissions a
+plain ``open(path, "w")`` would give; :func:`check_writable` tells before any work is done whether a
+path can be written at all.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +17,81 @@ import gzip
 import io
 import lzma
 import os
+import stat
+import sys
 import tempfile
+import zlib
 from typing import IO
 
-_MAGIC = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+from hypertune.errors import InputError, UsageError
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
+)
+_CORRUPT = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, OSError)
+
+
+class _Decompressed(io.RawIOBase):
+    """A decompressing stream whose read errors (truncation, corruption) name the file."""
+
+    def __init__(self, stream: IO[bytes], raw: IO[bytes], kind: str, path: str) -> None:
+        self._stream, self._raw, self._kind, self._path = stream, raw, kind, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        try:
+            return self._stream.readinto(buffer)
+        except _CORRUPT as error:
+            if isinstance(error, OSError) and not isinstance(error, gzip.BadGzipFile) and error.errno is not None:
+                raise
+            reason = "ends early (truncated)" if isinstance(error, EOFError) else f"is corrupt ({error})"
+            raise InputError(f"the {self._kind} data {reason}", self._path) from None
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+            if self._raw is not sys.stdin.buffer:
+                self._raw.close()
+        super().close()
+
+
+def open_binary(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """``path`` opened for reading bytes (``-``: standard input), decompressed transparently."""
+    name = os.fspath(path)
+    raw = sys.stdin.buffer if name == "-" else open(name, "rb")
+    if not isinstance(raw, io.BufferedReader):  # pragma: no cover - stdin replaced by a plain stream
+        raw = io.BufferedReader(raw)
+    head = raw.peek(6)[:6]
+    for magic, kind, opener in _MAGIC:
+        if head.startswith(magic):
+            return io.BufferedReader(_Decompressed(opener(raw), raw, kind, name))
+    return raw
 
 
 def open_text(path: str | os.PathLike[str]) -> IO[str]:
-    """A text stream over ``path`` (UTF-8), decompressing transparently."""
-    with open(path, "rb") as raw:
-        head = raw.read(6)
-    for magic, opener in _MAGIC:
-        if head.startswith(magic):
-            return io.TextIOWrapper(opener(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+    """A UTF-8 text stream over ``path`` (see the module docstring)."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8")
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """The whole text of ``path`` read once; unreadable or non-UTF-8 input is an :class:`InputError`
+    naming the file (``what`` says which kind of file, e.g. "reference file")."""
+    name = os.fspath(path)
+    try:
+        with open_text(name) as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise InputError(f"no such {what}", name) from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory, expected a {what}", name) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start}); expected a {what}", name) from None
+    except OSError as error:
+        raise InputError(f"cannot read the {what} ({error.strerror or error})", name) from None
 
 
 def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
@@ -28,19 +99,53 @@ def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
     with open_text(path) as handle:
         try:
             return handle.read(size)
-        except (UnicodeDecodeError, EOFError, OSError, lzma.LZMAError):
+        except (UnicodeDecodeError, InputError, *_CORRUPT):
             return ""
 
 
+def check_writable(path: str | os.PathLike[str], option: str = "") -> None:
+    """Raise :class:`UsageError` naming ``path`` as given unless a file can be written there: its directory
+    exists and is writable, and the path is not a directory or a read-only file. Call it right after the
+    arguments are parsed, so that a bad output path fails before any work is done."""
+    name = os.fspath(path)
+    label = f"{option} {name}" if option else name
+    if name == "-":
+        return
+    directory = os.path.dirname(os.path.abspath(name))
+    if os.path.isdir(name):
+        raise UsageError(f"{label}: is a directory, expected a file to write")
+    if not os.path.isdir(directory):
+        raise UsageError(f"{label}: cannot write there, the directory {os.path.dirname(name) or '.'} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"{label}: cannot write there, the directory is not writable")
+    if os.path.exists(name) and not os.access(name, os.W_OK):
+        raise UsageError(f"{label}: the file exists and is not writable")
+
+
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file. The file
+    keeps the permissions of the file it replaces, else gets those a plain ``open`` would give (umask)."""
+    name = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(name))
+    try:
+        mode = stat.S_IMODE(os.stat(name).st_mode)
+    except OSError:
+        mode = _default_mode()
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
+        os.chmod(tmp, mode)
+        os.replace(tmp, name)
+    except BaseException as error:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(error, OSError):
+            error.filename = name  # name the user's path, not the temporary file
         raise

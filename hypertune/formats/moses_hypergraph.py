@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -60,7 +61,18 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
                 text = handle.read()
             except (UnicodeDecodeError, EOFError, OSError) as error:
                 raise InputError(f"cannot read the file ({error})", path) from None
-    return [parse_lines(text.split("\n"), path, feature_space, vocabulary)]
+    graph = parse_lines(text.split("\n"), path, feature_space, vocabulary)
+    sid = id_from_file_name(path)
+    if sid is not None:  # Moses writes sentence i's hypergraph to <hgdir>/i.gz
+        graph.metadata["id"] = sid
+    return [graph]
+
+
+def id_from_file_name(path: str) -> int | None:
+    """The sentence id in a Moses hypergraph file name: Moses writes sentence 17 to ``<hgdir>/17.gz``
+    (``17``, ``17.gz``, ``17.txt.gz`` all name sentence 17; other names carry no id)."""
+    match = re.fullmatch(r"(\d+)(\.[A-Za-z]\w*)*", os.path.basename(path))
+    return int(match.group(1)) if match else None
 
 
 def _read_fast(path: str) -> str | None:

@@ -194,7 +194,7 @@ def parse_line(text: str, path: str, line: int, feature_space: FeatureSpace, voc
         tokens = [-1] if word == EPSILON else [-1, vocabulary.index(word)]
         builder.add_edge(head, [tail], features, tokens)
     try:
-        return builder.build(n, metadata={"id": line - 1})
+        return builder.build(n, metadata={"line": line})
     except GraphError as error:
         raise InputError(f"invalid lattice: {error}", path, line) from None
 

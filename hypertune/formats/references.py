@@ -5,12 +5,13 @@ Three layouts:
 * one file per reference (``--ref r0 --ref r1``): line ``i`` of every file is a reference of sentence
   ``i``; the files must have the same number of lines;
 * a file prefix: ``ref`` finds ``ref0, ref1, ...`` (Moses) or ``ref.0, ref.1, ...`` (cdec, Z-MERT) --
-  used when the path itself is not a file;
+  used when the path itself does not exist;
 * an interleaved file with a fixed number ``per_sentence`` of references per sentence (Z-MERT's
   ``-rps``): lines ``k*i .. k*i+k-1`` are the references of sentence ``i``.
 
 Lines are stripped of surrounding whitespace (tokens are whitespace-separated); gzip, bzip2 and xz
-are transparent.
+are transparent; ``-``, pipes and process substitution are read once. A file that is evidently not
+references (an n-best list, a FEATSTAT file, JSON, binary data) is refused with a message saying so.
 """
 
 from __future__ import annotations
@@ -19,17 +20,43 @@ import os
 from collections.abc import Iterable
 
 from hypertune.errors import InputError, UsageError
-from hypertune.formats.io import open_text
+from hypertune.formats.io import read_text
+
+
+class References(list):
+    """References per sentence (a list of lists of strings) that remembers the ``files`` they came from,
+    so that a sentence id past their end can name them."""
+
+    def __init__(self, rows: Iterable[list[str]] = (), files: Iterable[str] = ()) -> None:
+        super().__init__(rows)
+        self.files = list(files)
+
+    def describe(self) -> str:
+        """The reference files as a user would name them."""
+        return " ".join(self.files) if self.files else "the references"
+
+
+def _not_references(text: str) -> str | None:
+    """Why ``text`` is evidently not a reference file, or ``None``."""
+    if "\0" in text[:4096]:
+        return "binary data"
+    stripped = text.lstrip()
+    if stripped.startswith(("FEATURES_TXT_BEGIN", "SCORES_TXT_BEGIN")):
+        return "a Moses FEATSTAT/SCORESTAT file"
+    if stripped.startswith("{") and stripped.rstrip().endswith("}"):
+        return "JSON (a graph or weights file?)"
+    lines = [line for line in stripped.split("\n", 20)[:20] if line.strip()]
+    if lines and sum(line.count("|||") >= 2 for line in lines) > len(lines) // 2:
+        return "an n-best list ('|||' fields)"
+    return None
 
 
 def _read_lines(path: str) -> list[str]:
-    try:
-        with open_text(path) as handle:
-            return [line.strip() for line in handle.read().split("\n")]
-    except FileNotFoundError:
-        raise InputError("no such reference file", path) from None
-    except (UnicodeDecodeError, EOFError, OSError) as error:
-        raise InputError(f"cannot read the reference file ({error})", path) from None
+    text = read_text(path, "reference file")
+    reason = _not_references(text)
+    if reason is not None:
+        raise InputError(f"this looks like {reason}, not references (one translation per line)", path)
+    return [line.strip() for line in text.split("\n")]
 
 
 def _drop_final_newline(lines: list[str]) -> list[str]:
@@ -49,14 +76,21 @@ def expand_prefix(prefix: str) -> list[str]:
     raise InputError("no such reference file, nor files named like it with .0, .1, ... or 0, 1, ...", prefix)
 
 
-def read_references(paths: str | Iterable[str], per_sentence: int | None = None) -> list[list[str]]:
+def _is_file(path: str) -> bool:
+    """A path to read as one file: standard input, a file, a pipe or a process substitution."""
+    return path == "-" or (os.path.exists(path) and not os.path.isdir(path))
+
+
+def read_references(paths: str | Iterable[str], per_sentence: int | None = None) -> References:
     """References per sentence (see the module docstring)."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise UsageError("no reference files given")
     files: list[str] = []
     for path in paths:
-        files.extend([path] if os.path.isfile(path) else expand_prefix(path))
+        if os.path.isdir(path):
+            raise InputError("is a directory, expected a reference file or a prefix of REF.0 REF.1 ...", path)
+        files.extend([path] if _is_file(path) else expand_prefix(path))
     if per_sentence is not None:
         if per_sentence < 1:
             raise UsageError("the number of references per sentence must be at least 1")
@@ -67,7 +101,7 @@ def read_references(paths: str | Iterable[str], per_sentence: int | None = None)
             raise InputError(
                 f"{len(lines)} lines are not a multiple of {per_sentence} references per sentence", files[0], len(lines)
             )
-        return [lines[i : i + per_sentence] for i in range(0, len(lines), per_sentence)]
+        return References((lines[i : i + per_sentence] for i in range(0, len(lines), per_sentence)), files)
     columns = [_drop_final_newline(_read_lines(f)) for f in files]
     for f, column in zip(files[1:], columns[1:], strict=True):
         if len(column) != len(columns[0]):
@@ -76,4 +110,4 @@ def read_references(paths: str | Iterable[str], per_sentence: int | None = None)
                 "line per sentence",
                 f,
             )
-    return [list(refs) for refs in zip(*columns, strict=True)]
+    return References((list(refs) for refs in zip(*columns, strict=True)), files)

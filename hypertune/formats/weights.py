@@ -28,7 +28,7 @@ from typing import Literal
 
 from hypertune.errors import InputError, UsageError
 from hypertune.formats._common import component_names, format_number
-from hypertune.formats.io import open_text, write_atomically
+from hypertune.formats.io import read_text, write_atomically
 from hypertune.weights import Weights
 
 WeightsFormat = Literal["cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"]
@@ -47,13 +47,8 @@ def read_weights(paths: str | Iterable[str], feature_names: Sequence[str] | None
 
 
 def _read_text(path: str) -> str:
-    try:
-        with open_text(path) as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise InputError("no such weights file", path) from None
-    except (UnicodeDecodeError, EOFError, OSError) as error:
-        raise InputError(f"cannot read the weights file ({error})", path) from None
+    """The text of a weights file, read once (pipes and process substitution work)."""
+    return read_text(path, "weights file")
 
 
 def detect_weights_format(text: str) -> str:
@@ -77,7 +72,11 @@ def detect_weights_format(text: str) -> str:
 
 
 def read_weights_file(path: str, feature_names: Sequence[str] | None = None) -> dict[str, float]:
-    text = _read_text(path)
+    return parse_weights(_read_text(path), path, feature_names)
+
+
+def parse_weights(text: str, path: str, feature_names: Sequence[str] | None = None) -> dict[str, float]:
+    """The weights in ``text`` (the contents of ``path``), whatever their format."""
     kind = detect_weights_format(text)
     if kind == "json":
         return _read_json(text, path)

@@ -25,6 +25,44 @@ from hypertune.errors import InputError
 Text = str | Sequence[str] | np.ndarray
 """A hypothesis or a reference: raw string, token list, or array of word ids."""
 
+#: The sentence markers decoders put around a derivation's yield (Moses hypergraphs, cdec/Moses lattices).
+#: They are not words of the translation: before any metric sees a hypothesis from a graph, one leading
+#: ``<s>`` and one trailing ``</s>`` are removed (as Moses does before scoring). ``decode`` and ``convert``
+#: keep yields as they are.
+SENTENCE_START, SENTENCE_END = "<s>", "</s>"
+
+
+def strip_sentence_markers(words: Sequence[str]) -> list[str]:
+    """``words`` without one leading ``<s>`` and one trailing ``</s>``."""
+    words = list(words)
+    if words and words[0] == SENTENCE_START:
+        words = words[1:]
+    if words and words[-1] == SENTENCE_END:
+        words = words[:-1]
+    return words
+
+
+def strip_sentence_marker_ids(
+    tokens: np.ndarray, offsets: np.ndarray, start: int | None, end: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`strip_sentence_markers` for many hypotheses at once: hypothesis ``i`` is
+    ``tokens[offsets[i]:offsets[i+1]]`` (word ids); ``start`` and ``end`` are the ids of ``<s>`` and
+    ``</s>`` (``None`` where the vocabulary has no such word). Vectorised; returns new arrays."""
+    first, stop = offsets[:-1].copy(), offsets[1:].copy()
+    if tokens.size == 0 or (start is None and end is None):
+        return tokens, offsets
+    if start is not None:
+        first += (stop > first) & (tokens[np.minimum(first, tokens.size - 1)] == start)
+    if end is not None:
+        stop -= (stop > first) & (tokens[np.maximum(stop - 1, 0)] == end)
+    lengths = stop - first
+    if int(lengths.sum()) == tokens.size:
+        return tokens, offsets
+    owner = np.repeat(np.arange(first.size), np.diff(offsets))
+    position = np.arange(tokens.size)
+    keep = (position >= first[owner]) & (position < stop[owner])
+    return tokens[keep], np.concatenate(([0], np.cumsum(lengths))).astype(offsets.dtype)
+
 
 def as_stats_array(stats: object, size: int) -> np.ndarray:
     """``stats`` as a float64 array whose last axis has ``size`` entries (1-D or 2-D)."""

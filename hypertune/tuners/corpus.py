@@ -8,39 +8,104 @@ or lowercasing, yields are turned back into strings and tokenized like the refer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from hypertune.algorithms.prune import prune
-from hypertune.errors import InputError, UsageError
-from hypertune.hypergraph import Hypergraph
+from hypertune.errors import InputError, UsageError, warn
+from hypertune.hypergraph import Hypergraph, union
 from hypertune.metrics import BleuMetric, Metric
+from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
 
 
 @dataclass
 class TuningSet:
-    """Graphs (one per sentence, sharing a feature space and vocabulary), references and a metric."""
+    """Graphs (one per sentence, sharing a feature space and vocabulary), their references and a metric.
+
+    ``references[s]`` are the references of ``graphs[s]``, whose sentence id (its line in the reference
+    files) is ``sentence_ids[s]``. Build it with :meth:`from_corpus` to look references up by the ids
+    the inputs carry; the plain constructor takes graphs and references already aligned.
+    """
 
     graphs: list[Hypergraph]
     references: list[list[str]]
     metric: Metric
+    sentence_ids: list[int] | None = None
     _prepared: object = field(default=None, init=False, repr=False)
     _edge_stats: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.graphs:
             raise InputError("the tuning set has no sentences")
+        if self.sentence_ids is None:
+            ids = [sentence_id(g) for g in self.graphs]
+            if any(i is not None and i != s for s, i in enumerate(ids)):
+                shown = ", ".join(str(i) for i in ids[:5])
+                raise InputError(
+                    f"the graphs carry sentence ids ({shown}, ...) that are not their positions; build the tuning "
+                    "set with TuningSet.from_corpus(graphs, references, metric) to look references up by id"
+                )
+            self.sentence_ids = list(range(len(self.graphs)))
+        elif len(self.sentence_ids) != len(self.graphs):
+            raise InputError(f"{len(self.graphs)} sentences but {len(self.sentence_ids)} sentence ids")
         if len(self.references) != len(self.graphs) and not self.precomputed:
             raise InputError(f"{len(self.graphs)} sentences but references for {len(self.references)}")
         if isinstance(self.metric, BleuMetric) and not self.precomputed:
             if self._ids_are_tokens():
                 self.metric.vocabulary = self.vocabulary
             self._prepared = self.metric.prepare(self.references)
+
+    @classmethod
+    def from_corpus(
+        cls, graphs: Sequence[Hypergraph], references: Sequence[list[str]] | None, metric: Metric
+    ) -> TuningSet:
+        """The tuning set of ``graphs`` (as read, from any number of inputs) against the reference corpus
+        ``references`` (line ``i`` = sentence id ``i``; ``None`` for precomputed statistics).
+
+        Graphs are grouped into sentences by :func:`assemble_sentences`; each sentence's references are
+        looked up by its id, as Moses's extractor does. An id past the end of the references is an
+        error naming it and the reference files; unused reference lines are normal (Moses ships more
+        lines than it uses) but are reported once as a warning."""
+        sentences, ids = assemble_sentences(graphs)
+        if references is None or (not len(references) and all("edge_stats" in g.metadata for g in sentences)):
+            return cls(sentences, [], metric, ids)
+        source = getattr(references, "describe", lambda: "the references")()
+        past = [i for i in ids if i >= len(references)]
+        if past:
+            raise InputError(
+                f"sentence id {past[0]} has no reference: {source} has {len(references)} lines (ids 0 to "
+                f"{len(references) - 1}); {len(past)} sentence(s) past the end"
+            )
+        unused = len(references) - len(set(ids))
+        if unused:
+            warn(f"{unused} of the {len(references)} reference lines in {source} match no sentence (used: "
+                 f"{_ranges(ids)})")
+        return cls(sentences, [references[i] for i in ids], metric, ids)
+
+    def check_weights(self, weights: Mapping[str, float], source: str, strict: bool = False) -> None:
+        """Weights must name the tuning set's features. Names it lacks (a typo, a feature the decoder did
+        not emit) are a warning, or with ``strict`` an error; they are kept and written back with the tuned
+        weights, since the decoder still uses them. No name matching at all is always an error (e.g.
+        Z-MERT weights for candidates read without ``--params``, whose features are ``F0, F1, ...``)."""
+        known = list(self.feature_space.names)
+        unknown = [name for name in weights if self.feature_space.get(name) is None]
+        if not unknown and len(weights):
+            return
+        shown = ", ".join(_with_closest(name, known) for name in unknown[:8]) + (" ..." if len(unknown) > 8 else "")
+        features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
+        if len(unknown) == len(weights):
+            what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
+            raise InputError(f"{what}; the inputs' features are {features}", source)
+        message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
+        if strict:
+            raise InputError(f"{message} (--strict)", source)
+        warn(f"{source}: {message}; kept as they are (--strict makes this an error)")
 
     # ------------------------------------------------------------------ shared spaces
     @property
@@ -74,9 +139,14 @@ class TuningSet:
 
     def batch_stats(self, tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> np.ndarray:
         """Statistics of many hypotheses at once: hypothesis ``i`` is ``tokens[offsets[i]:offsets[i+1]]``
-        (word ids) of sentence ``sentences[i]``. One compiled call for BLEU."""
+        (word ids) of sentence ``sentences[i]``. The decoder's sentence markers are removed first
+        (:func:`~hypertune.metrics.base.strip_sentence_markers`). One compiled call for BLEU."""
         if self.precomputed:
             raise InputError("this tuning set has precomputed statistics and no hypothesis strings")
+        vocabulary = self.vocabulary
+        tokens, offsets = strip_sentence_marker_ids(
+            np.asarray(tokens), np.asarray(offsets), vocabulary.get(SENTENCE_START), vocabulary.get(SENTENCE_END)
+        )
         metric = self.metric
         n = sentences.size
         if isinstance(metric, BleuMetric):
@@ -130,6 +200,63 @@ class TuningSet:
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
+
+
+def _with_closest(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
+def _ranges(ids: Sequence[int]) -> str:
+    """``0-3, 7, 9-10`` for sorted distinct ids."""
+    values = sorted(set(ids))
+    parts, start = [], None
+    for k, v in enumerate(values):
+        if start is None:
+            start = v
+        if k + 1 == len(values) or values[k + 1] != v + 1:
+            parts.append(str(start) if start == v else f"{start}-{v}")
+            start = None
+    return ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "")
+
+
+def sentence_id(graph: Hypergraph) -> int | None:
+    """The explicit sentence id a graph's format gave it (n-best and Z-MERT ids, FEATSTAT ``sid``, Moses
+    hypergraph file names, Moses search graph ids, integer SLF ``UTTERANCE``), or ``None``."""
+    value = graph.metadata.get("id")
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], list[int]]:
+    """Group graphs read from any number of inputs into sentences, ordered by sentence id.
+
+    A graph with an explicit id (:func:`sentence_id`) belongs to that sentence; every other graph is
+    numbered by its position among those without one, in input order (cdec's two single-forest files
+    are sentences 0 and 1). Graphs of the same sentence are joined (accumulation): k-best lists are
+    merged with duplicates removed (:func:`merge_kbest`), and lattices or forests are joined with each
+    other and with the merged list by :func:`~hypertune.hypergraph.union`."""
+    groups: dict[int, list[Hypergraph]] = {}
+    position = 0
+    for hg in graphs:
+        sid = sentence_id(hg)
+        if sid is None:
+            sid, position = position, position + 1
+        groups.setdefault(sid, []).append(hg)
+    ids = sorted(groups)
+    sentences = []
+    for sid in ids:
+        group = groups[sid]
+        lists = [g for g in group if g.is_kbest]
+        others = [g for g in group if not g.is_kbest]
+        merged = [lists[0] if len(lists) == 1 else _merge_one(lists)] if lists else []
+        parts = others + merged
+        sentences.append(parts[0] if len(parts) == 1 else union(parts, metadata={"id": sid}))
+    return sentences, ids
 
 
 def merge_kbest(graphs: Sequence[Hypergraph]) -> list[Hypergraph]:
@@ -211,4 +338,4 @@ def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) ->
         if pruned is not hg and "source_covered" in hg.metadata:
             pruned.metadata["source_covered"] = [hg.metadata["source_covered"][int(e)] for e in kept]
         graphs.append(pruned)
-    return TuningSet(graphs, tuning_set.references, tuning_set.metric)
+    return TuningSet(graphs, tuning_set.references, tuning_set.metric, tuning_set.sentence_ids)

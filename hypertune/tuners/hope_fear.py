@@ -56,13 +56,14 @@ from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_MOSES, background_bleu
+from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
 from hypertune.tuners.corpus import TuningSet
 
 GainKind = Literal["background", "bleu+1", "linear"]
 GAINS: tuple[str, ...] = ("background", "bleu+1", "linear")
 _GAIN_CODES = {"background": 0, "bleu+1": 1, "linear": 2}
 SearchMode = Literal["approximate", "exact"]
-BOUNDARY_WORDS = ("<s>", "</s>")
+BOUNDARY_WORDS = (SENTENCE_START, SENTENCE_END)
 BLEU_RATIO = 5.0
 """Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
 

@@ -249,6 +249,13 @@ class MertResult:
     envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = None
 
 
+def normalize_l1(weights: Weights) -> Weights:
+    """``weights`` divided by one factor, their L1 norm (unchanged when all are zero). Every weight is
+    scaled, including those of features the tuning set lacks, so the model's relative scale is kept."""
+    total = math.fsum(abs(v) for v in weights.values())  # exact, whatever the order
+    return Weights({k: v / total for k, v in weights.items()}, weights.scale) if total > 0 else weights.copy()
+
+
 class Mert:
     """MERT with exact line search; scikit-learn style: configure, then :meth:`fit`.
 
@@ -256,8 +263,9 @@ class Mert:
     optimized. ``bounds``: name -> (low, high). ``positive``: every optimized weight stays >= 0.
     ``collect_envelopes``: on lattices and forests, keep every derivation that appears on an envelope
     (:attr:`MertResult.envelope_derivations`), to be merged into the next outer iteration's search spaces
-    (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the final weights by the sum of their absolute
-    values (as Moses does; the model-best derivations do not change), ``"none"`` keeps them as found.
+    (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the whole final weight vector -- the tuned
+    weights and any weights of ``init`` that the tuning set has no feature for -- by its L1 norm (as Moses
+    does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found.
     ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
     """
 
@@ -346,9 +354,10 @@ class Mert:
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
-        out = best_w / np.abs(best_w).sum() if self.normalize == "l1" and np.abs(best_w).sum() > 0 else best_w
         weights = Weights(init)
-        weights.update(Weights.from_vector(space, out))
+        weights.update(Weights.from_vector(space, best_w))
+        if self.normalize == "l1":
+            weights = normalize_l1(weights)
         collected = None
         if self._searcher.collect:
             collected = [list(found.values()) for found in self._searcher.envelope_derivations]
