@@ -78,7 +78,7 @@ def test_envelope_is_the_upper_envelope_of_all_derivations(method, hg, w, d):
     for gamma in probes:
         best = max(bb + gamma * mm for bb, mm, _ in lines)
         i = int(np.searchsorted(fast.left, gamma, side="right")) - 1
-        assert fast.intercept[i] + gamma * fast.slope[i] == pytest.approx(best, rel=1e-12, abs=1e-6)  # probes may be huge
+        assert fast.intercept[i] + gamma * fast.slope[i] == pytest.approx(best, rel=1e-12, abs=1e-6)
     tokens, offsets = envelope_yields(fast)
     for i in range(len(fast)):
         derivation = fast.derivation(i)
