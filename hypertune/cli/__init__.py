@@ -1,19 +1,31 @@
 """The ``hypertune`` command line. One module per command; each has ``register(subparsers)``.
 
-A command's ``run(args) -> int`` returns the exit code. Library errors
-(:class:`hypertune.errors.HypertuneError`) become a one-line message on stderr and exit
-code 1 (2 for usage errors); nothing else is caught, so real bugs still show a traceback.
+A command's ``run(args) -> int`` returns the exit code. Exit codes, the same for every command:
+
+* 0 -- done;
+* 1 -- bad input or output: a file that is missing, unreadable, malformed, truncated, of the wrong kind,
+  references that do not fit the sentences, weights that name no feature, an output path that cannot
+  be written (checked before any input is read);
+* 2 -- a bad command line (argparse's own errors, options that do not fit together);
+* 130 -- interrupted; 141 -- standard output closed early (``| head``), quietly, as Unix tools do.
+
+Library errors (:class:`hypertune.errors.HypertuneError`) become one line on stderr; warnings
+(:class:`hypertune.errors.HypertuneWarning`) one line each. Nothing else is caught, so real bugs still
+show a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from hypertune import __version__
-from hypertune.errors import HypertuneError, UsageError
+from hypertune.cli.common import check_outputs
+from hypertune.errors import HypertuneError, HypertuneWarning, UsageError
 
 # Command modules, in the order ``hypertune --help`` lists them.
 COMMANDS = ("inspect", "decode", "convert", "bleu", "mert", "linesearch", "mira", "hope_fear", "generate", "bench")
@@ -38,20 +50,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return 2
+    name = f"hypertune {args.command}"
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", HypertuneWarning)
+            warnings.showwarning = _one_line_warning(name)
+            check_outputs(args)
+            code = int(args.run(args) or 0)
+            sys.stdout.flush()
+            return code
     except UsageError as error:
-        print(f"hypertune {args.command}: error: {error}", file=sys.stderr)
+        print(f"{name}: error: {error}", file=sys.stderr)
         return 2
     except HypertuneError as error:
-        print(f"hypertune {args.command}: error: {error}", file=sys.stderr)
+        print(f"{name}: error: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return _closed_stdout()
     except OSError as error:
-        print(f"hypertune {args.command}: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        print(f"{name}: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("hypertune: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(name: str):
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        if issubclass(category, HypertuneWarning):
+            print(f"{name}: warning: {message}", file=sys.stderr)
+        else:
+            print(f"{name}: warning: {category.__name__}: {message}", file=sys.stderr)
+
+    return show
+
+
+def _closed_stdout() -> int:
+    """The reader of our standard output went away (``| head``): stop quietly, as Unix tools do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

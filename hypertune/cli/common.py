@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
-from hypertune.formats.io import write_atomically  # noqa: F401  (re-exported for commands)
+from hypertune.errors import InputError
+from hypertune.formats.io import check_writable, write_atomically  # noqa: F401  (re-exported for commands)
 
 T = TypeVar("T")
 
@@ -19,13 +21,56 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Check every output path of the command (the option names in its ``outputs`` default) before any
+    input is read, so that a bad path fails at once, named as the user gave it, and no work is lost."""
+    for dest in getattr(args, "outputs", ()):
+        path = getattr(args, dest, None)
+        if path:
+            check_writable(path, "OUT" if dest == "output" else "--" + dest.replace("_", "-"))
+
+
 def emit(args: argparse.Namespace, summary: str, payload: dict[str, Any]) -> None:
-    """Print ``payload`` as JSON under ``--json``, else the human ``summary``."""
+    """Print ``payload`` as standard JSON under ``--json`` (infinities as the strings ``"inf"`` and
+    ``"-inf"``, NaN as ``null``), else the human ``summary``."""
     if getattr(args, "json", False):
-        json.dump(payload, sys.stdout, ensure_ascii=False, default=_json_default)
+        json.dump(_finite(payload), sys.stdout, ensure_ascii=False, default=_json_default, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(summary.rstrip("\n") + "\n")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats spelled out (JSON has no infinity)."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _finite(value.tolist())
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def percent(score: float, digits: int = 2) -> str:
+    """A metric value (0-1 inside hypertune and in JSON) as every human summary shows it: 0-100, as
+    sacrebleu prints BLEU, chrF and TER."""
+    return f"{100 * score:.{digits}f}"
+
+
+def write_or_print(text: str, path: str, what: str, write) -> None:  # noqa: ANN001
+    """``write()`` the result to ``path``; if that fails after all (disk full, the directory gone), print
+    ``text`` on stdout and raise the error, so that a long run's result is never lost."""
+    try:
+        write()
+    except OSError as error:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        reason = error.strerror or str(error)
+        raise InputError(f"cannot write the {what} ({reason}); they are printed on stdout instead", path) from None
 
 
 def _json_default(obj: Any) -> Any:

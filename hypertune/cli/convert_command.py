@@ -65,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    from hypertune.cli.common import check_writable
+
+    if args.to == "moses-hgdir" and os.path.isdir(args.output):
+        check_writable(os.path.join(args.output, "0.gz"), "OUT")
+    else:
+        check_writable(args.output, "OUT")
     names = _feature_names(args.feature_names)
     if args.weights:
         from hypertune.formats.weights import WEIGHTS_FORMATS, read_weights, write_weights
@@ -98,8 +104,6 @@ def run(args: argparse.Namespace) -> int:
 
             write_hgdir(graphs, args.output)
         else:
-            if os.path.isdir(args.output):
-                raise UsageError(f"{args.output} is a directory; name an output file")
             write_graphs(graphs, args.output, args.to)
         summary = {"graphs": len(graphs), "output": args.output, "format": args.to}
     if args.json:

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--graphs", type=int, default=1, help="number of graphs (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_output_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, outputs=("output",))
 
 
 def run(args: argparse.Namespace) -> int:

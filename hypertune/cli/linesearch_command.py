@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from hypertune.cli.common import add_output_options, emit
+from hypertune.cli.common import add_output_options, emit, percent
 from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     summary = (
         f"envelope sizes: {sizes}\nsegments {result.segments}, distinct breakpoints {result.breakpoints}\n"
         f"best step {result.gamma:.6g} in [{result.interval[0]:.6g}, {result.interval[1]:.6g}): "
-        f"{key.upper()} {result.score:.8f} (at step 0: {result.score_at_zero:.8f})"
+        f"{key.upper()} {percent(result.score, 6)} (at step 0: {percent(result.score_at_zero, 6)})"
     )
     emit(args, summary, payload)
     return 0

@@ -6,7 +6,7 @@ import argparse
 import math
 import sys
 
-from hypertune.cli.common import add_output_options, emit, show_progress
+from hypertune.cli.common import add_output_options, emit, percent, show_progress, write_or_print
 from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
@@ -113,7 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_envelope_options(parser)
     add_output_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, outputs=("out", "envelope_nbest"))
 
 
 def _names(values: list[str]) -> list[str]:
@@ -144,12 +144,21 @@ def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
     write_moses(lists, path)
 
 
+def _progress_line(message: str) -> None:
+    """A line search's progress overwrites the terminal line; a finished start point keeps its line."""
+    if message.startswith("\r"):
+        sys.stderr.write(f"\r\x1b[Kmert: {message[1:]}")
+    else:
+        sys.stderr.write(f"\r\x1b[Kmert: {message}\n")
+    sys.stderr.flush()
+
+
 def run(args: argparse.Namespace) -> int:
     tuning_set = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
         tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
-    report = (lambda message: print(f"mert: {message}", file=sys.stderr)) if show_progress(args) else None
+    report = _progress_line if show_progress(args) else None
     mert = Mert(
         optimizer=args.optimizer,
         restarts=args.restarts,
@@ -170,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
     )
     result = mert.fit(tuning_set, init)
     if args.out:
-        write_weights(result.weights, args.out, args.out_format)
+        text = format_weights(result.weights, args.out_format)
+        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
     if args.envelope_nbest:
         if result.envelope_derivations is None:
             raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
@@ -187,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         "output": args.out,
     }
     summary = [
-        f"{key.upper()} before {result.score_before:.4f} after {result.score_after:.4f} "
+        f"{key.upper()} before {percent(result.score_before)} after {percent(result.score_after)} "
         f"({len(tuning_set)} sentences, {len(result.restarts)} start points, {result.line_searches} line "
         f"searches, {result.seconds:.2f} s)"
     ]

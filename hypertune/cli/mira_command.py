@@ -77,14 +77,12 @@ def register(subparsers: Any) -> None:
         choices=("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"),
         help="weights file format (default: cdec, 'name value' lines)",
     )
-    parser.add_argument(
-        "--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)"
-    )
+    parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
     add_graph_format_option(parser)
     add_strict_option(parser)
     add_output_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, outputs=("out",))
 
 
 def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -108,8 +106,8 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.common import emit, show_progress
-    from hypertune.formats import write_weights
+    from hypertune.cli.common import emit, percent, show_progress, write_or_print
+    from hypertune.formats.weights import format_weights, write_weights
     from hypertune.tuners.mira import batch_mira
 
     started = time.perf_counter()
@@ -140,13 +138,14 @@ def run(args: argparse.Namespace) -> int:
         progress=report,
     )
     if args.out:
-        write_weights(result.weights, args.out, args.out_format)
+        text = format_weights(result.weights, args.out_format)
+        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
     result.timing["load"] = load_seconds
     result.timing["total"] = time.perf_counter() - started
     payload = result.to_json()
     payload["sentences"] = len(tuning_set)
     summary = (
-        f"BLEU before = {100 * result.bleu_before:.2f}, after = {100 * result.bleu_after:.2f} "
+        f"BLEU before {percent(result.bleu_before)} after {percent(result.bleu_after)} "
         f"(epoch {result.best_epoch} of {args.epochs}, {result.mode}, {len(tuning_set)} sentences, "
         f"{result.timing['total']:.2f} s)"
     )

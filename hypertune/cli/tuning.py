@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from hypertune.errors import UsageError
+from hypertune.errors import InputError, UsageError
 from hypertune.formats import FORMATS, read_graphs, read_references
 from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.io import read_head, read_text
@@ -137,12 +137,12 @@ def load_graphs(args: argparse.Namespace) -> list:
     paired = set(partner.values())
     for path in inputs:
         if not os.path.exists(path):
-            raise UsageError(f"{path}: no such file or directory")
+            raise InputError("no such file or directory", path)
         if kinds[path] == "FEATURES":
             graphs.extend(read_featstat(path, space, vocabulary, partner[path]))
         elif kinds[path] == "SCORES":
             if path not in paired:
-                raise UsageError(f"{path}: a SCORESTAT file needs its FEATSTAT file among the inputs")
+                raise InputError("a SCORESTAT file needs its FEATSTAT file among the inputs", path)
         elif fmt == "zmert" or (params and fmt is None and not os.path.isdir(path)):
             graphs.extend(read_zmert(path, space, vocabulary, params=params))
         else:

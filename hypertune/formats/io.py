@@ -23,7 +23,7 @@ import tempfile
 import zlib
 from typing import IO
 
-from hypertune.errors import InputError, UsageError
+from hypertune.errors import InputError
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
@@ -104,22 +104,23 @@ def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
 
 
 def check_writable(path: str | os.PathLike[str], option: str = "") -> None:
-    """Raise :class:`UsageError` naming ``path`` as given unless a file can be written there: its directory
+    """Raise :class:`InputError` naming ``path`` as given unless a file can be written there: its directory
     exists and is writable, and the path is not a directory or a read-only file. Call it right after the
     arguments are parsed, so that a bad output path fails before any work is done."""
     name = os.fspath(path)
-    label = f"{option} {name}" if option else name
+    where = f" ({option})" if option else ""
     if name == "-":
         return
     directory = os.path.dirname(os.path.abspath(name))
     if os.path.isdir(name):
-        raise UsageError(f"{label}: is a directory, expected a file to write")
+        raise InputError(f"is a directory, expected a file to write{where}", name)
     if not os.path.isdir(directory):
-        raise UsageError(f"{label}: cannot write there, the directory {os.path.dirname(name) or '.'} does not exist")
+        parent = os.path.dirname(name) or "."
+        raise InputError(f"cannot write there: no such directory {parent}{where}", name)
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"{label}: cannot write there, the directory is not writable")
+        raise InputError(f"cannot write there: the directory is not writable{where}", name)
     if os.path.exists(name) and not os.access(name, os.W_OK):
-        raise UsageError(f"{label}: the file exists and is not writable")
+        raise InputError(f"cannot write there: the file exists and is read-only{where}", name)
 
 
 def _default_mode() -> int:

@@ -267,6 +267,8 @@ class Mert:
     weights and any weights of ``init`` that the tuning set has no feature for -- by its L1 norm (as Moses
     does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found.
     ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
+    ``progress``: called with a line of text after every line search (beginning with ``"\\r"``: it may
+    overwrite the previous one) and after every start point.
     """
 
     def __init__(
@@ -347,10 +349,13 @@ class Mert:
         finals = []
         best_w, best_score = start, -math.inf
         for number, point in enumerate(starts):
+            self._position = f"start {number + 1}/{len(starts)}"
             w, score = self._optimize(point, rng)
             finals.append(score)
             if self.progress:
-                self.progress(f"start {number + 1}/{len(starts)}: {score:.6f}")
+                self.progress(
+                    f"{self._position}: {100 * score:.4f} (x100) after {self._searcher.line_searches} line searches"
+                )
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
@@ -379,9 +384,13 @@ class Mert:
         surfaces = self._searcher.surfaces(w, direction)
         self._searcher.line_searches += 1
         self._searcher.envelope_sizes.append(surfaces.segments)
-        return line_search(
+        result = line_search(
             surfaces, self._searcher.tuning_set.score, self._higher, low, high, self.plateau, self.window
         )
+        if self.progress:
+            position = getattr(self, "_position", "start 1/1")
+            self.progress(f"\r{position}, line search {self._searcher.line_searches}: {100 * result.score:.4f} (x100)")
+        return result
 
     # ------------------------------------------------------------------ optimizers
     def _optimize(self, start: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
