@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from hypertune.errors import InputError, UsageError
@@ -21,6 +20,7 @@ separately (with effective order, as sacrebleu's sentence-level BLEU).
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.tuning import add_strict_option
     from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
     from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, TOKENIZERS
 
@@ -89,39 +89,46 @@ def register(subparsers: Any) -> None:
         help="average only n-gram orders with hypothesis n-grams (always on with --sentence)",
     )
     parser.add_argument("--sentence", action="store_true", help="print one score per sentence")
+    parser.add_argument(
+        "--format", help="format of the --graphs (default: detected); see 'hypertune convert --help-formats'"
+    )
+    add_strict_option(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
 
-def _read_lines(path: str) -> list[str]:
-    try:
-        if path == "-":
-            return [line.rstrip("\n") for line in sys.stdin]
-        with open(path, encoding="utf-8") as handle:
-            return [line.rstrip("\n") for line in handle]
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path=path) from None
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str]:
+def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | None]:
     """The hypothesis strings, from a text file, the first (or model-best) entries of an n-best list, or the
-    Viterbi yields of graphs under --weights."""
+    Viterbi yields of graphs under --weights; with their sentence ids (``None`` for a text file, whose
+    lines must match the references' one for one). Graph yields lose the decoder's sentence markers."""
+    from hypertune.formats.io import read_text
+
     if args.hyp is not None:
         if args.weights:
             raise UsageError("--weights goes with --nbest or --graphs, not --hyp")
-        return _read_lines(args.hyp), f"the hypothesis file {args.hyp}"
+        return _lines(read_text(args.hyp, "hypothesis file")), f"the hypothesis file {args.hyp}", None
     from hypertune.algorithms import viterbi
     from hypertune.formats import read_graphs, read_weights
+    from hypertune.metrics.base import strip_sentence_markers
+    from hypertune.tuners.corpus import assemble_sentences, check_weights
 
     if args.graphs is not None and not args.weights:
         raise UsageError("--graphs needs --weights")
-    graphs = read_graphs(args.nbest, "moses-nbest") if args.nbest else read_graphs(args.graphs)
+    read = read_graphs(args.nbest, "moses-nbest") if args.nbest else read_graphs(args.graphs, args.format)
+    graphs, ids = assemble_sentences(read)
     if args.weights:
         weights = read_weights(args.weights)
-        texts = [viterbi(hg, weights).text for hg in graphs]
+        check_weights(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
+        words = [viterbi(hg, weights).words for hg in graphs]
     else:  # an n-best list's first entry is the decoder's 1-best
-        texts = [" ".join(hg.vocabulary.words(int(t) for t in hg.edge_target(1) if t >= 0)) for hg in graphs]
-    return texts, args.nbest or " ".join(args.graphs)
+        words = [hg.vocabulary.words(int(t) for t in hg.edge_target(1) if t >= 0) for hg in graphs]
+    texts = [" ".join(strip_sentence_markers(w)) for w in words]
+    return texts, args.nbest or " ".join(args.graphs), ids
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,11 +137,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_order < 1:
         raise UsageError(f"--max-order must be at least 1, got {args.max_order}")
-    hypotheses, source = _hypotheses(args)
-    references = [_read_lines(path) for path in args.refs]
+    from hypertune.formats.references import References, read_reference_text
+    from hypertune.tuners.corpus import select_references
+
+    hypotheses, source, ids = _hypotheses(args)
+    references = [_lines(read_reference_text(path)) for path in args.refs]
     for path, lines in zip(args.refs, references, strict=True):
-        if len(lines) != len(hypotheses):
+        if ids is None and len(lines) != len(hypotheses):
             raise InputError(f"{len(lines)} lines, but {source} has {len(hypotheses)} sentences", path=path)
+        if len(lines) != len(references[0]):
+            raise InputError(f"{len(lines)} lines, but {args.refs[0]} has {len(references[0])}", path=path)
     metric = BleuMetric(
         max_order=args.max_order,
         ref_length=args.ref_length,
@@ -144,7 +156,9 @@ def run(args: argparse.Namespace) -> int:
         tokenize=args.tokenize,
         lowercase=args.lowercase,
     )
-    per_sentence = [list(refs) for refs in zip(*references, strict=True)] if references else []
+    per_sentence = References((list(refs) for refs in zip(*references, strict=True)), args.refs)
+    if ids is not None:  # graphs and n-best lists: each sentence's references by its id
+        per_sentence = select_references(ids, per_sentence)
     stats = metric.corpus_stats(hypotheses, per_sentence)
     options = {
         "nrefs": len(args.refs),

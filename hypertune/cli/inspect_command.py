@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 import numpy as np
 
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.formats import FORMATS, read_graphs
+from hypertune.formats.registry import corpus_files
+from hypertune.symbols import FeatureSpace, Vocabulary
 
 EXAMPLE = """example:
   hypertune inspect fixtures/toy-forest.json
@@ -46,8 +49,18 @@ def json_count(count: int) -> int | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    graphs = read_graphs(args.paths, args.format)
+    graphs, files = [], []
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    for path in args.paths:
+        for file in corpus_files(path) if os.path.exists(path) else [path]:
+            read = read_graphs(file, args.format, space, vocabulary)
+            graphs.extend(read)
+            files.extend([file] * len(read))
     rows = [g.describe() for g in progress(args, graphs, len(graphs), "inspecting")]
+    for row, file, g in zip(rows, files, graphs, strict=True):
+        row["file"] = file
+        if g.metadata.get("id") is not None:
+            row["id"] = g.metadata["id"]
     used = np.unique(np.concatenate([g.features.indices for g in graphs]))
     total = {
         "graphs": len(graphs),
@@ -57,11 +70,11 @@ def run(args: argparse.Namespace) -> int:
         "max_arity": max(r["max_arity"] for r in rows),
         "features": int(used.size),
     }
-    lines = [f"{'graph':>6} {'nodes':>8} {'edges':>9} {'derivations':>14} {'arity':>5} {'features':>8}"]
+    lines = [f"{'graph':>6} {'nodes':>8} {'edges':>9} {'derivations':>14} {'arity':>5} {'features':>8}  file"]
     for i, r in enumerate(rows):
         lines.append(
             f"{i:>6} {r['nodes']:>8} {r['edges']:>9} {format_count(r['derivations']):>14} "
-            f"{r['max_arity']:>5} {r['features']:>8}"
+            f"{r['max_arity']:>5} {r['features']:>8}  {r['file']}"
         )
     lines.append(
         f"{'total':>6} {total['nodes']:>8} {total['edges']:>9} {format_count(total['derivations']):>14} "

@@ -37,7 +37,16 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help="n-best lists, FEATSTAT files, hypergraphs, hgdirs")
-    parser.add_argument("--refs", "--reference", "-R", nargs="+", action="extend", default=[], metavar="REF")
+    parser.add_argument(
+        "--refs",
+        "--reference",
+        "-R",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="REF",
+        help="reference files, or a prefix of REF.0 REF.1 ... (not needed with SCORESTAT input)",
+    )
     parser.add_argument(
         "--init",
         "--dense-init",

@@ -11,7 +11,7 @@ from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.io import read_head, read_text
 from hypertune.formats.nbest import feature_order, read_zmert
 from hypertune.formats.weights import detect_weights_format, parse_weights, read_positional
-from hypertune.metrics import REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
+from hypertune.metrics import METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import ENVELOPES
@@ -49,7 +49,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
-        choices=sorted([*FORMATS, "zmert"]),
+        choices=sorted(FORMATS),
         help="input format (default: detected from each file's beginning)",
     )
 
@@ -81,8 +81,8 @@ def add_metric_options(parser: argparse.ArgumentParser) -> None:
         "--metric",
         "-m",
         default="bleu",
-        help="bleu (default), ibm-bleu (cdec), bleu+1, chrf, chrf++, ter, or an interpolation "
-        "such as 'bleu:0.5,ter:-0.5'",
+        help=f"one of {', '.join(METRICS)} (default bleu; ibm-bleu is cdec's), or an interpolation such as "
+        "'bleu:0.5,ter:-0.5'",
     )
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="none", help="tokenizer (default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")

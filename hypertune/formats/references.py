@@ -36,7 +36,7 @@ class References(list):
         return " ".join(self.files) if self.files else "the references"
 
 
-def _not_references(text: str) -> str | None:
+def not_references_reason(text: str) -> str | None:
     """Why ``text`` is evidently not a reference file, or ``None``."""
     if "\0" in text[:4096]:
         return "binary data"
@@ -51,12 +51,17 @@ def _not_references(text: str) -> str | None:
     return None
 
 
-def _read_lines(path: str) -> list[str]:
+def read_reference_text(path: str) -> str:
+    """The text of one reference file, refused if it is evidently something else."""
     text = read_text(path, "reference file")
-    reason = _not_references(text)
+    reason = not_references_reason(text)
     if reason is not None:
         raise InputError(f"this looks like {reason}, not references (one translation per line)", path)
-    return [line.strip() for line in text.split("\n")]
+    return text
+
+
+def _read_lines(path: str) -> list[str]:
+    return [line.strip() for line in read_reference_text(path).split("\n")]
 
 
 def _drop_final_newline(lines: list[str]) -> list[str]:

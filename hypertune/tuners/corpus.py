@@ -75,37 +75,11 @@ class TuningSet:
         sentences, ids = assemble_sentences(graphs)
         if references is None or (not len(references) and all("edge_stats" in g.metadata for g in sentences)):
             return cls(sentences, [], metric, ids)
-        source = getattr(references, "describe", lambda: "the references")()
-        past = [i for i in ids if i >= len(references)]
-        if past:
-            raise InputError(
-                f"sentence id {past[0]} has no reference: {source} has {len(references)} lines (ids 0 to "
-                f"{len(references) - 1}); {len(past)} sentence(s) past the end"
-            )
-        unused = len(references) - len(set(ids))
-        if unused:
-            warn(f"{unused} of the {len(references)} reference lines in {source} match no sentence (used: "
-                 f"{_ranges(ids)})")
-        return cls(sentences, [references[i] for i in ids], metric, ids)
+        return cls(sentences, select_references(ids, references), metric, ids)
 
     def check_weights(self, weights: Mapping[str, float], source: str, strict: bool = False) -> None:
-        """Weights must name the tuning set's features. Names it lacks (a typo, a feature the decoder did
-        not emit) are a warning, or with ``strict`` an error; they are kept and written back with the tuned
-        weights, since the decoder still uses them. No name matching at all is always an error (e.g.
-        Z-MERT weights for candidates read without ``--params``, whose features are ``F0, F1, ...``)."""
-        known = list(self.feature_space.names)
-        unknown = [name for name in weights if self.feature_space.get(name) is None]
-        if not unknown and len(weights):
-            return
-        shown = ", ".join(_with_closest(name, known) for name in unknown[:8]) + (" ..." if len(unknown) > 8 else "")
-        features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
-        if len(unknown) == len(weights):
-            what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
-            raise InputError(f"{what}; the inputs' features are {features}", source)
-        message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
-        if strict:
-            raise InputError(f"{message} (--strict)", source)
-        warn(f"{source}: {message}; kept as they are (--strict makes this an error)")
+        """:func:`check_weights` against this tuning set's features."""
+        check_weights(weights, self.feature_space, source, strict)
 
     # ------------------------------------------------------------------ shared spaces
     @property
@@ -200,6 +174,46 @@ class TuningSet:
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
+
+
+def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:
+    """The references of sentences ``ids``: line ``i`` of the reference files belongs to sentence id ``i``
+    (as Moses's extractor has it). An id past the end is an error naming it and the reference files;
+    lines no sentence uses are normal (Moses ships more than it uses) but are reported once as a warning."""
+    source = getattr(references, "describe", lambda: "the references")()
+    past = [i for i in ids if i >= len(references)]
+    if past:
+        raise InputError(
+            f"sentence id {past[0]} has no reference: {source} has {len(references)} lines (ids 0 to "
+            f"{len(references) - 1}); {len(past)} sentence(s) past the end"
+        )
+    unused = len(references) - len(set(ids))
+    if unused:
+        warn(
+            f"{unused} of the {len(references)} reference lines in {source} match no sentence "
+            f"(sentences: {_ranges(ids)})"
+        )
+    return [references[i] for i in ids]
+
+
+def check_weights(weights: Mapping[str, float], space: FeatureSpace, source: str, strict: bool = False) -> None:
+    """Weights must name the inputs' features. Names the inputs lack (a typo, a feature the decoder did not
+    emit) are a warning, or with ``strict`` an error; a tuner keeps them and writes them back with the
+    tuned weights, since the decoder still uses them. No name matching at all is always an error (e.g.
+    Z-MERT weights for candidates read without ``--params``, whose features are ``F0, F1, ...``)."""
+    known = list(space.names)
+    unknown = [name for name in weights if space.get(name) is None]
+    if not unknown and len(weights):
+        return
+    shown = ", ".join(_with_closest(name, known) for name in unknown[:8]) + (" ..." if len(unknown) > 8 else "")
+    features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
+    if len(unknown) == len(weights):
+        what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
+        raise InputError(f"{what}; the inputs' features are {features}", source)
+    message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
+    if strict:
+        raise InputError(f"{message} (--strict)", source)
+    warn(f"{source}: {message}; they are kept and written back with the tuned weights (--strict: an error)")
 
 
 def _with_closest(name: str, known: Sequence[str]) -> str:
