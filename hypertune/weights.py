@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+import difflib
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hypertune.errors import InputError, warn
 from hypertune.symbols import FeatureSpace
 
 if TYPE_CHECKING:
@@ -77,3 +79,28 @@ class Weights(MutableMapping[str, float]):
         return csr_matvec(
             features.indptr, features.indices, features.data, self.vector(hg.feature_space, features.shape[1])
         )
+
+
+def check_feature_names(weights: Mapping[str, float], space: FeatureSpace, source: str, strict: bool = False) -> None:
+    """Weights must name the inputs' features. Names the inputs lack (a typo, a feature the decoder did not
+    emit) are a warning, or with ``strict`` an error; a tuner keeps them and writes them back with the
+    tuned weights, since the decoder still uses them. No name matching at all is always an error (e.g.
+    Z-MERT weights for candidates read without ``--params``, whose features are ``F0, F1, ...``)."""
+    known = list(space.names)
+    unknown = [name for name in weights if space.get(name) is None]
+    if not unknown and len(weights):
+        return
+    shown = ", ".join(_with_closest(name, known) for name in unknown[:8]) + (" ..." if len(unknown) > 8 else "")
+    features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
+    if len(unknown) == len(weights):
+        what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
+        raise InputError(f"{what}; the inputs' features are {features}", source)
+    message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
+    if strict:
+        raise InputError(f"{message} (--strict)", source)
+    warn(f"{source}: {message}; they are kept and written back with the tuned weights (--strict: an error)")
+
+
+def _with_closest(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name

@@ -115,7 +115,8 @@ def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | N
     from hypertune.algorithms import viterbi
     from hypertune.formats import read_graphs, read_weights
     from hypertune.metrics.base import strip_sentence_markers
-    from hypertune.tuners.corpus import assemble_sentences, check_weights
+    from hypertune.tuners.corpus import assemble_sentences
+    from hypertune.weights import check_feature_names
 
     if args.graphs is not None and not args.weights:
         raise UsageError("--graphs needs --weights")
@@ -123,7 +124,7 @@ def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | N
     graphs, ids = assemble_sentences(read)
     if args.weights:
         weights = read_weights(args.weights)
-        check_weights(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
+        check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
         words = [viterbi(hg, weights).words for hg in graphs]
     else:  # an n-best list's first entry is the decoder's 1-best
         words = [hg.vocabulary.words(int(t) for t in hg.edge_target(1) if t >= 0) for hg in graphs]

@@ -8,9 +8,10 @@ import numpy as np
 
 from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
 from hypertune.cli.common import add_output_options, emit, progress
+from hypertune.cli.tuning import add_strict_option
 from hypertune.errors import UsageError
 from hypertune.formats import FORMATS, read_graphs, read_weights
-from hypertune.weights import Weights
+from hypertune.weights import Weights, check_feature_names
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="weights file (repeatable; later files override earlier ones)",
     )
     parser.add_argument("--format", choices=sorted(FORMATS), help="input format (default: detected)")
+    add_strict_option(parser)
     parser.add_argument("--kbest", "-k", type=int, default=1, metavar="K", help="number of derivations (default 1)")
     parser.add_argument("--unique", action="store_true", help="skip derivations whose string was already printed")
     parser.add_argument("--features", action="store_true", help="also print feature vectors in the summary")
@@ -64,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--kbest must be at least 1")
     weights = read_weights(args.weights)
     graphs = read_graphs(args.paths, args.format)
+    check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
     results = []
     lines = []
     if args.sample < 0:

@@ -181,7 +181,7 @@ def load_weights(
     """Weights from every format (later files override earlier ones), each file read once (pipes work);
     Moses ``init.opt`` (positional, three lines) also gives the restart box. Positional files take the
     feature order of the first input (its n-best header or FEATSTAT header), else the tuning set's.
-    The names are checked against the tuning set (:meth:`TuningSet.check_weights`; ``--strict``)."""
+    The names are checked against the tuning set (:func:`~hypertune.weights.check_feature_names`; ``--strict``)."""
     weights = Weights()
     box = None
     for path in paths:

@@ -8,7 +8,6 @@ or lowercasing, yields are turned back into strings and tokenized like the refer
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ from hypertune.hypergraph import Hypergraph, union
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.weights import Weights
+from hypertune.weights import Weights, check_feature_names
 
 
 @dataclass
@@ -78,8 +77,8 @@ class TuningSet:
         return cls(sentences, select_references(ids, references), metric, ids)
 
     def check_weights(self, weights: Mapping[str, float], source: str, strict: bool = False) -> None:
-        """:func:`check_weights` against this tuning set's features."""
-        check_weights(weights, self.feature_space, source, strict)
+        """:func:`~hypertune.weights.check_feature_names` against this tuning set's features."""
+        check_feature_names(weights, self.feature_space, source, strict)
 
     # ------------------------------------------------------------------ shared spaces
     @property
@@ -194,31 +193,6 @@ def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> li
             f"(sentences: {_ranges(ids)})"
         )
     return [references[i] for i in ids]
-
-
-def check_weights(weights: Mapping[str, float], space: FeatureSpace, source: str, strict: bool = False) -> None:
-    """Weights must name the inputs' features. Names the inputs lack (a typo, a feature the decoder did not
-    emit) are a warning, or with ``strict`` an error; a tuner keeps them and writes them back with the
-    tuned weights, since the decoder still uses them. No name matching at all is always an error (e.g.
-    Z-MERT weights for candidates read without ``--params``, whose features are ``F0, F1, ...``)."""
-    known = list(space.names)
-    unknown = [name for name in weights if space.get(name) is None]
-    if not unknown and len(weights):
-        return
-    shown = ", ".join(_with_closest(name, known) for name in unknown[:8]) + (" ..." if len(unknown) > 8 else "")
-    features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
-    if len(unknown) == len(weights):
-        what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
-        raise InputError(f"{what}; the inputs' features are {features}", source)
-    message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
-    if strict:
-        raise InputError(f"{message} (--strict)", source)
-    warn(f"{source}: {message}; they are kept and written back with the tuned weights (--strict: an error)")
-
-
-def _with_closest(name: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
-    return f"{name} (did you mean {close[0]}?)" if close else name
 
 
 def _ranges(ids: Sequence[int]) -> str:
