@@ -13,6 +13,7 @@ path can be written at all.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import lzma
@@ -30,6 +31,11 @@ _MAGIC = (
     (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
     (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
 )
+_HEAD_DECOMPRESSORS = {
+    "gzip": lambda: zlib.decompressobj(16 + zlib.MAX_WBITS),
+    "bzip2": bz2.BZ2Decompressor,
+    "xz": lzma.LZMADecompressor,
+}
 _CORRUPT = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, OSError)
 
 
@@ -95,12 +101,37 @@ def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
 
 
 def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
-    """The first ``size`` characters of a (possibly compressed) text file, for format sniffing."""
-    with open_text(path) as handle:
-        try:
-            return handle.read(size)
-        except (UnicodeDecodeError, InputError, *_CORRUPT):
-            return ""
+    """The first ``size`` characters (at most) of a (possibly compressed) text file, for format sniffing:
+    as much as can be decoded, ``""`` for binary data. A truncated compressed file still shows its
+    beginning, so that its reader (not the sniffer) reports the truncation."""
+    try:
+        with open(path, "rb") as raw:
+            data = raw.read(max(1 << 16, 4 * size))
+    except OSError:
+        return ""
+    for magic, kind, _ in _MAGIC:
+        if data.startswith(magic):
+            try:
+                data = _HEAD_DECOMPRESSORS[kind]().decompress(data)  # partial output, no end-of-stream check
+            except (zlib.error, lzma.LZMAError, OSError, EOFError):
+                return ""
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(data[: 4 * size], final=False)[:size]
+    except UnicodeDecodeError:
+        return ""
+
+
+def is_empty(path: str | os.PathLike[str]) -> bool:
+    """True when the file holds nothing but whitespace (after decompression)."""
+    return not read_head(path, 4096).strip() and not _has_bytes(path)
+
+
+def _has_bytes(path: str | os.PathLike[str]) -> bool:
+    try:
+        with open_binary(path) as stream:
+            return bool(stream.read(4096).strip())
+    except (InputError, *_CORRUPT):
+        return True
 
 
 def check_writable(path: str | os.PathLike[str], option: str = "") -> None:

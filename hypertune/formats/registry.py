@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hypertune.errors import InputError, UsageError
-from hypertune.formats.io import read_head
+from hypertune.formats.io import is_empty, read_head
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -50,6 +50,10 @@ def detect_format(path: str) -> GraphFormat:
     for fmt in FORMATS.values():
         if fmt.sniff(head):
             return fmt
+    if not head.strip():
+        if is_empty(path):
+            raise InputError("the file is empty; expected a graph, lattice or n-best list", path)
+        raise InputError(f"binary data, not a known graph format (name it with --format: {', '.join(FORMATS)})", path)
     raise InputError(f"cannot tell the format; name it with --format ({', '.join(FORMATS)})", path)
 
 

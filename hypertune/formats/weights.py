@@ -81,6 +81,9 @@ def parse_weights(text: str, path: str, feature_names: Sequence[str] | None = No
     if kind == "json":
         return _read_json(text, path)
     if kind == "zmert":
+        first = next(line for line in text.splitlines() if line.strip())
+        if first.count("|||") >= 2:
+            raise InputError("this looks like an n-best list, not a weights file", path, 1)
         return {p.name: p.value for p in read_zmert_params(path, text)}
     if kind == "positional":
         return read_positional(path, feature_names, text)[0]

@@ -181,6 +181,8 @@ def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> li
     lines no sentence uses are normal (Moses ships more than it uses) but are reported once as a warning."""
     source = getattr(references, "describe", lambda: "the references")()
     past = [i for i in ids if i >= len(references)]
+    if past and not len(references):
+        raise InputError(f"{source}: no reference lines (the file is empty), but there are {len(ids)} sentences")
     if past:
         raise InputError(
             f"sentence id {past[0]} has no reference: {source} has {len(references)} lines (ids 0 to "
