@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = f"hypertune {args.command}"
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("default", HypertuneWarning)
+            warnings.simplefilter("always", HypertuneWarning)  # each is issued once per run
             warnings.showwarning = _one_line_warning(name)
             check_outputs(args)
             code = int(args.run(args) or 0)

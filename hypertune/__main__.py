@@ -1,0 +1,7 @@
+"""``python -m hypertune``: the same as the ``hypertune`` command."""
+
+import sys
+
+from hypertune.cli import main
+
+sys.exit(main())
