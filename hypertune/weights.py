@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -94,7 +95,10 @@ def check_feature_names(weights: Mapping[str, float], space: FeatureSpace, sourc
     features = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
     if len(unknown) == len(weights):
         what = f"no weight names a feature of the inputs ({shown})" if unknown else "there are no weights"
-        raise InputError(f"{what}; the inputs' features are {features}", source)
+        hint = ""
+        if known and all(re.fullmatch(r"F\d+", name) for name in known):
+            hint = " (Z-MERT candidates: give the parameter file with --params to name their features)"
+        raise InputError(f"{what}; the inputs' features are {features}{hint}", source)
     message = f"{len(unknown)} weight(s) name no feature of the inputs: {shown}"
     if strict:
         raise InputError(f"{message} (--strict)", source)
