@@ -479,3 +479,12 @@ def test_inspect_names_each_graphs_file(tmp_path, capsys):
     payload = run_json(capsys, "inspect", FOREST, NBEST)
     assert [row["file"] for row in payload["graphs"]] == [str(FOREST)] + [str(NBEST)] * 5
     assert [row.get("id") for row in payload["graphs"]][1:] == [0, 1, 2, 3, 4]
+
+
+def test_decode_labels_each_graph_with_its_sentence_id(tmp_path, capsys):
+    nbest = tmp_path / "gap.nbest"
+    nbest.write_text("3 ||| a b ||| f= 1 ||| 1\n7 ||| c ||| f= 2 ||| 2\n")
+    weights = tmp_path / "w"
+    weights.write_text("f 1\n")
+    code, out, _ = run(capsys, "decode", nbest, "-w", weights)
+    assert out == "3\t1\ta b\n7\t2\tc\n"

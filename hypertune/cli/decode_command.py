@@ -11,6 +11,7 @@ from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.cli.tuning import add_strict_option
 from hypertune.errors import UsageError
 from hypertune.formats import FORMATS, read_graphs, read_weights
+from hypertune.tuners.corpus import sentence_id
 from hypertune.weights import Weights, check_feature_names
 
 EXAMPLE = """example:
@@ -80,7 +81,13 @@ def run(args: argparse.Namespace) -> int:
             best = [viterbi(hg, weights)]
         else:
             best = kbest(hg, weights, args.kbest, unique=args.unique)
-        row = {"graph": i, "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best]}
+        sid = sentence_id(hg)
+        sid = i if sid is None else sid
+        row = {
+            "graph": i,
+            "sentence": sid,
+            "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best],
+        }
         if args.expectations:
             names = hg.feature_space.names
             expected = feature_expectations(hg, sharp)
@@ -90,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
                 expected_features={names[c]: float(expected[c]) for c in np.flatnonzero(expected)},
             )
             lines.append(
-                f"{i}\tlog Z {row['log_z']:.6g}\tentropy {row['entropy']:.6g} nats\t"
+                f"{sid}\tlog Z {row['log_z']:.6g}\tentropy {row['entropy']:.6g} nats\t"
                 + " ".join(f"E[{k}]={v:.4g}" for k, v in row["expected_features"].items())
             )
         results.append(row)
         for rank, d in enumerate(best):
-            prefix = f"{i}" if args.kbest == 1 and not args.unique and not args.sample else f"{i}\t{rank + 1}"
+            prefix = f"{sid}" if args.kbest == 1 and not args.unique and not args.sample else f"{sid}\t{rank + 1}"
             lines.append(f"{prefix}\t{d.score:.6g}\t{d.text}")
             if args.features:
                 lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
