@@ -19,7 +19,9 @@ name ``TranslationModel0_0`` (a name ``Prefix_k`` with ``k >= 1`` and no undersc
 sparse features are ``FF_detail`` names). The writer converts back. Zero values (Moses writes every
 dense component, most of them ``0.000000``) are dropped: a zero feature contributes nothing to any score,
 and dropping them saves two thirds of the memory. The source-covered counts are kept in
-``metadata["source_covered"]`` (one per edge) and written back.
+``metadata["source_covered"]`` (one per edge) and written back (0 for graphs that have none). The writer
+writes each edge's tails in the order its target uses them (a cdec rule ``[2] de [1]`` reads back with its
+tails swapped and the target ``[1] de [2]``: the same derivations and yields).
 
 A *hgdir* (``kbmira --hgdir``) is a directory of ``<sid>.gz`` files plus a ``weights`` file: reading the
 directory gives the graphs in sentence-id order and skips ``weights`` (see :func:`read_hgdir`).
@@ -590,7 +592,9 @@ def _parse_lines_checked(
 
 
 def graph_to_text(hg: Hypergraph) -> str:
-    """One graph in the Moses hypergraph format."""
+    """One graph in the Moses hypergraph format. A Moses edge lists its tails in the order its target uses
+    them (``[k]`` names tail vertex k), so an edge whose target uses its tails out of order (a cdec rule
+    ``[2] de [1]``) is written with its tails reordered: it reads back as an equivalent edge."""
     vocab = hg.vocabulary
     names = [to_moses_hypergraph_name(n) for n in hg.feature_space.names]
     covered = hg.metadata.get("source_covered")
@@ -606,7 +610,7 @@ def graph_to_text(hg: Hypergraph) -> str:
             words = []
             for t in hg.edge_target(e):
                 if t < 0:
-                    words.append(f"[{int(tails[-int(t) - 1])}]")
+                    words.append(f"[{int(tails[-int(t) - 1])}]")  # tails come out in target order
                 else:
                     word = check_word(vocab.word(int(t)), "a Moses hypergraph")
                     if "|||" in word or (word[0] == "[" and word[-1] == "]" and word[1:-1].isdigit()):
@@ -618,9 +622,6 @@ def graph_to_text(hg: Hypergraph) -> str:
                     f"edge {e}: a Moses hypergraph names tails only through [k] in the target, so every tail must "
                     "appear exactly once in the target"
                 )
-            order = [-int(t) - 1 for t in hg.edge_target(e) if t < 0]
-            if order != sorted(order):
-                raise InputError(f"edge {e}: tails used out of order in the target cannot be written for Moses")
             feats = " ".join(
                 f"{names[c]}={format_number(x)}"
                 for c, x in zip(indices[indptr[e] : indptr[e + 1]], data[indptr[e] : indptr[e + 1]], strict=True)

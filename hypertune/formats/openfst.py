@@ -18,7 +18,10 @@ weights. Cycles are an error; states not on a start-final path are dropped.
 The writer writes an acceptor (``source target word weight``) of a lattice whose only feature is
 ``FstWeight``. When every edge into the goal is an empty arc (as the reader makes them), their tails are
 written as final states with those weights, so a read FST is written back as it was; otherwise the goal
-is the final state.
+is the final state. A lattice with other features (PLF costs, several features per arc) is first
+collapsed under weights ``w`` by :func:`collapse`: each arc's one weight is the cost ``-(w . f)``, so the
+FST read back scores every path under ``FstWeight = -1`` exactly as the lattice did under ``w``, and its
+shortest path is the lattice's Viterbi path.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+import scipy.sparse as sp
+
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.formats.registry import GraphFormat, register
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.weights import Weights
 
 FEATURE = "FstWeight"
 EPSILON = "<eps>"
@@ -120,18 +127,41 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         raise InputError(f"invalid FST: {error}", path, rows[-1][0]) from None
 
 
+def collapse(hg: Hypergraph, weights: Weights) -> Hypergraph:
+    """``hg`` with each edge's features replaced by the one feature ``FstWeight = -(w . f)``: the cost that
+    an OpenFst arc carries (tropical weights are costs, lower is better)."""
+    costs = -weights.edge_scores(hg)
+    edges = np.flatnonzero(costs)
+    column = np.full(edges.size, hg.feature_space.index(FEATURE))
+    matrix = sp.csr_matrix((costs[edges], (edges, column)), shape=(hg.num_edges, len(hg.feature_space)))
+    return hg.with_features(matrix)
+
+
+def _one_weight(hg: Hypergraph, e: int) -> dict[str, float]:
+    """The features of edge ``e``, checked to be at most the one ``FstWeight`` an arc can carry."""
+    features = hg.edge_features(e)
+    other = sorted(n for n, v in features.items() if n != FEATURE and v != 0)
+    if other:
+        raise InputError(
+            f"edge {e} has the feature(s) {', '.join(other[:4])}, but an OpenFst arc carries one weight "
+            f"({FEATURE}): collapse the features into one cost -(w.f) with weights "
+            "(hypertune convert --collapse-weights FILE)"
+        )
+    return features
+
+
 def fst_to_text(hg: Hypergraph) -> str:
+    """One lattice as an OpenFst text acceptor (see the module docstring)."""
     if not hg.is_lattice:
         raise InputError("only lattices can be written as an FST")
+    if any(_one_weight(hg, 0).values()):
+        raise InputError("the start axiom (edge 0) carries a weight, which an FST has no place for")
     lines = []
     goal_edges = list(hg.in_edges(hg.goal))
     finals_from_tails = all(hg.edge_target(e).tolist() == [-1] for e in goal_edges)
     finals = []
     for e in range(1, hg.num_edges):
-        features = hg.edge_features(e)
-        extra = [n for n, v in features.items() if n != FEATURE and v != 0]
-        if extra:
-            raise InputError(f"edge {e}: an FST arc has one weight ({FEATURE}); the edge also has {extra[0]}")
+        features = _one_weight(hg, e)
         target = hg.edge_target(e)
         words = [hg.vocabulary.word(int(t)) for t in target if t >= 0]
         if len(words) > 1 or (len(target) and target[0] != -1):
