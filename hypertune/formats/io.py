@@ -112,7 +112,8 @@ def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
     for magic, kind, _ in _MAGIC:
         if data.startswith(magic):
             try:
-                data = _HEAD_DECOMPRESSORS[kind]().decompress(data)  # partial output, no end-of-stream check
+                # partial output is fine (no end-of-stream check); at most what is needed
+                data = _HEAD_DECOMPRESSORS[kind]().decompress(data, 4 * size)
             except (zlib.error, lzma.LZMAError, OSError, EOFError):
                 return ""
     try:
