@@ -47,6 +47,7 @@ from hypertune.algorithms.envelope import (
 )
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
+from hypertune.metrics import BleuMetric
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
@@ -325,6 +326,7 @@ class Mert:
         space = tuning_set.feature_space
         self._searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes, self.envelope)
         self._higher = tuning_set.metric.higher_is_better
+        self._label = "BLEU" if isinstance(tuning_set.metric, BleuMetric) else str(tuning_set.metric.name).upper()
         width = len(space)
         used = np.zeros(width, dtype=bool)
         for hg in tuning_set.graphs:
@@ -353,9 +355,8 @@ class Mert:
             w, score = self._optimize(point, rng)
             finals.append(score)
             if self.progress:
-                self.progress(
-                    f"{self._position}: {100 * score:.4f} (x100) after {self._searcher.line_searches} line searches"
-                )
+                searches = self._searcher.line_searches
+                self.progress(f"{self._position}: {self._label} {100 * score:.2f} after {searches} line searches")
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
@@ -388,8 +389,9 @@ class Mert:
             surfaces, self._searcher.tuning_set.score, self._higher, low, high, self.plateau, self.window
         )
         if self.progress:
-            position = getattr(self, "_position", "start 1/1")
-            self.progress(f"\r{position}, line search {self._searcher.line_searches}: {100 * result.score:.4f} (x100)")
+            position, number = getattr(self, "_position", "start 1/1"), self._searcher.line_searches
+            label = getattr(self, "_label", "score")
+            self.progress(f"\r{position}, line search {number}: {label} {100 * result.score:.2f} on this line")
         return result
 
     # ------------------------------------------------------------------ optimizers
