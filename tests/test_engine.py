@@ -265,3 +265,68 @@ def test_weights_scale_sharpens_the_distribution():
     sharp = Weights(dict(w), scale=50.0)
     assert A.entropy(hg, sharp) < A.entropy(hg, w)
     assert A.viterbi(hg, sharp).derivation == A.viterbi(hg, w).derivation
+
+
+class RealButMax(RealSemiring):
+    """A user's subclass of a built-in semiring with a compiled kernel: ⊕ overridden (max-times)."""
+
+    def plus(self, a, b):
+        return max(a, b)
+
+
+class LogButMax(LogSemiring):
+    """Log semiring with ⊕ = max: Viterbi in log space."""
+
+    def plus(self, a, b):
+        return max(a, b)
+
+
+class TropicalButMin(TropicalSemiring):
+    """Tropical semiring turned into min-plus: the worst derivation's score."""
+
+    zero = math.inf
+
+    def plus(self, a, b):
+        return min(a, b)
+
+
+class BooleanParity(BooleanSemiring):
+    """GF(2): ⊕ is exclusive or, so inside is the parity of the number of derivations."""
+
+    def plus(self, a, b):
+        return bool(a) != bool(b)
+
+
+class SameAsReal(RealSemiring):
+    """A subclass that computes what its parent does and says so by re-declaring the kernel."""
+
+    kernel = "real"
+
+
+@given(graphs, weights)
+def test_a_subclass_overriding_plus_never_runs_its_parents_kernel(hg, w):
+    """Expected values from brute force over the derivations, whatever engine inside picks."""
+    derivations, scores = enumerated(hg, w)
+    edge_scores = w.edge_scores(hg)
+    goal = hg.goal
+    assert A.inside(hg, RealButMax(), np.exp(edge_scores))[goal] == pytest.approx(np.exp(scores).max(), rel=1e-9)
+    assert A.inside(hg, LogButMax(), edge_scores)[goal] == pytest.approx(scores.max(), abs=1e-9)
+    assert A.inside(hg, TropicalButMin(), edge_scores)[goal] == pytest.approx(scores.min(), abs=1e-9)
+    assert A.best_derivation(hg, TropicalButMin(), edge_scores)[0] == pytest.approx(scores.min(), abs=1e-9)
+    assert A.inside(hg, BooleanParity(), np.ones(hg.num_edges))[goal] == (len(derivations) % 2 == 1)
+    assert A.inside(hg, SameAsReal(), np.exp(edge_scores))[goal] == pytest.approx(np.exp(scores).sum(), rel=1e-9)
+
+
+def test_only_the_declaring_class_gets_the_compiled_kernel():
+    arguments = {
+        BooleanSemiring: (),
+        LogSemiring: (),
+        RealSemiring: (),
+        TropicalSemiring: (),
+        ExpectationSemiring: (2,),
+    }
+    for semiring, args in arguments.items():
+        assert semiring.kernel is not None and semiring(*args).compiled_kernel == semiring.kernel
+        subclass = type(f"My{semiring.__name__}", (semiring,), {"plus": lambda self, a, b: a})
+        assert subclass(*args).compiled_kernel is None, semiring.__name__
+    assert SameAsReal().compiled_kernel == "real"

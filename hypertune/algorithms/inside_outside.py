@@ -30,11 +30,15 @@ def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engin
     """
     _check_length(hg, edge_values)
     if _use_kernel(semiring, edge_values, engine):
-        if semiring.kernel == "expectation":
+        if semiring.compiled_kernel == "expectation":
             p, r = compiled.expectation_inside(hg.node_offsets, hg.tail_offsets, hg.tails, edge_values.p, edge_values.r)
             return ExpectationValues(p, r)
         return compiled.scalar_inside(
-            compiled.MODES[semiring.kernel], hg.node_offsets, hg.tail_offsets, hg.tails, _as_float_array(edge_values)
+            compiled.MODES[semiring.compiled_kernel],
+            hg.node_offsets,
+            hg.tail_offsets,
+            hg.tails,
+            _as_float_array(edge_values),
         )
     beta = [semiring.zero] * hg.num_nodes
     for v in range(hg.num_nodes):
@@ -63,9 +67,9 @@ def outside(
     if not semiring.commutative:
         raise ValueError(f"outside needs a commutative semiring; {semiring!r} is not")
     beta = inside(hg, semiring, edge_values, engine) if inside_values is None else inside_values
-    if _use_kernel(semiring, edge_values, engine) and semiring.kernel != "expectation":
+    if _use_kernel(semiring, edge_values, engine) and semiring.compiled_kernel != "expectation":
         return compiled.scalar_outside(
-            compiled.MODES[semiring.kernel],
+            compiled.MODES[semiring.compiled_kernel],
             hg.head,
             hg.tail_offsets,
             hg.tails,
@@ -94,9 +98,9 @@ def edge_inside(
     engine: Engine = "auto",
 ) -> list[Any] | np.ndarray:
     """k_e ⊗ β(tail_1) ⊗ ... for every edge: the part of its head's inside value that comes through ``e``."""
-    if _use_kernel(semiring, edge_values, engine) and semiring.kernel != "expectation":
+    if _use_kernel(semiring, edge_values, engine) and semiring.compiled_kernel != "expectation":
         return compiled.edge_inside(
-            compiled.MODES[semiring.kernel],
+            compiled.MODES[semiring.compiled_kernel],
             hg.tail_offsets,
             hg.tails,
             _as_float_array(edge_values),
@@ -122,7 +126,7 @@ def count_derivations(hg: Hypergraph) -> int:
 def _use_kernel(semiring: Semiring, edge_values: Sequence[Any], engine: Engine) -> bool:
     if engine == "generic":
         return False
-    kernel = semiring.kernel
+    kernel = semiring.compiled_kernel
     suitable = kernel is not None and (
         isinstance(edge_values, ExpectationValues) if kernel == "expectation" else isinstance(edge_values, np.ndarray)
     )

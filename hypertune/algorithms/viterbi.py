@@ -25,7 +25,7 @@ def best_derivation(
     if not semiring.selective:
         raise ValueError(f"best-derivation search needs a selective semiring (a ⊕ b ∈ {{a, b}}); {semiring!r} is not")
     _check_length(hg, edge_values)
-    if isinstance(semiring, TropicalSemiring) and _use_kernel(semiring, edge_values, engine):
+    if semiring.compiled_kernel == "tropical" and _use_kernel(semiring, edge_values, engine):
         best, best_edge = compiled.viterbi_inside(
             hg.node_offsets, hg.tail_offsets, hg.tails, np.ascontiguousarray(edge_values, dtype=np.float64)
         )

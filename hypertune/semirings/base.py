@@ -29,7 +29,8 @@ class Semiring:
     * ``idempotent``: ``a ⊕ a = a``.
     * ``selective``: ``a ⊕ b`` is ``a`` or ``b`` (a "Viterbi" semiring); best-derivation search needs it.
     * ``kernel``: the name of a compiled kernel family that computes the same as the generic code on
-      float arrays (``None`` for semirings that only run generically).
+      float arrays (``None`` for semirings that only run generically). It applies only to the class that
+      declares it (see :attr:`compiled_kernel`).
     """
 
     zero: Any
@@ -38,6 +39,14 @@ class Semiring:
     idempotent: ClassVar[bool] = False
     selective: ClassVar[bool] = False
     kernel: ClassVar[str | None] = None
+
+    @property
+    def compiled_kernel(self) -> str | None:
+        """The compiled kernel algorithms may run for this semiring: ``kernel`` if this semiring's own class
+        declares it, else ``None``. A subclass that overrides ``plus`` or ``times`` but inherits ``kernel``
+        would otherwise get the parent's compiled kernel, which ignores the override; a subclass that
+        computes the same as its parent re-declares ``kernel`` to keep the fast path."""
+        return type(self).__dict__.get("kernel")
 
     def plus(self, a: Any, b: Any) -> Any:
         raise NotImplementedError
