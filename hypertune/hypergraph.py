@@ -37,20 +37,45 @@ _TAIL_REFERENCE = re.compile(r"^\[(\d+)\]$")
 
 
 class Derivation(NamedTuple):
-    """A derivation tree: an edge and one sub-derivation per tail, in tail order."""
+    """A derivation tree: an edge and one sub-derivation per tail, in tail order.
+
+    Trees can be as deep as a lattice is long (hundreds of thousands of levels), so nothing here recurses:
+    equality, hashing and ``repr`` walk the tree with an explicit stack (a plain nested tuple would
+    compare and print recursively)."""
 
     edge: int
     children: tuple[Derivation, ...] = ()
 
     def edges(self) -> list[int]:
         """The edges of the tree in pre-order (an edge used twice appears twice)."""
-        out: list[int] = []
+        return [edge for edge, _ in self._shape()]
+
+    def _shape(self) -> list[tuple[int, int]]:
+        """(edge, number of children) of every tree node in pre-order: the tree, flattened."""
+        out: list[tuple[int, int]] = []
         stack = [self]
         while stack:
             node = stack.pop()
-            out.append(node.edge)
+            out.append((node.edge, len(node.children)))
             stack.extend(reversed(node.children))
         return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Derivation):
+            return NotImplemented
+        return self is other or self._shape() == other._shape()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._shape()))
+
+    def __repr__(self) -> str:
+        edges = self.edges()
+        shown = ", ".join(map(str, edges[:12])) + (", ..." if len(edges) > 12 else "")
+        return f"Derivation(edges=[{shown}])"
 
 
 @dataclass(eq=False)
@@ -216,6 +241,21 @@ class Hypergraph:
         """The dense feature vector (over the whole feature space) of a derivation: the sum of its edges'."""
         counts = np.bincount(derivation.edges(), minlength=self.num_edges).astype(np.float64)
         return np.asarray(self.feature_matrix().T @ counts).ravel()
+
+    def derivation_from_edges(self, edges: Sequence[int] | np.ndarray) -> Derivation:
+        """The derivation whose edges in pre-order are ``edges`` (as :meth:`Derivation.edges` gives them).
+        Built bottom-up from the end of the list, without recursion: lattices can be deep."""
+        arity = self.tail_offsets[1:] - self.tail_offsets[:-1]
+        stack: list[Derivation] = []
+        for e in reversed([int(e) for e in edges]):
+            k = int(arity[e])
+            children = tuple(reversed(stack[len(stack) - k :])) if k else ()
+            if k:
+                del stack[len(stack) - k :]
+            stack.append(Derivation(e, children))
+        if len(stack) != 1:
+            raise GraphError(f"{len(edges)} edges in pre-order do not make one derivation tree")
+        return stack[0]
 
     def derivation_from_backpointers(self, best_edge: np.ndarray, node: int | None = None) -> Derivation:
         """The derivation that takes ``best_edge[v]`` at every node ``v`` below ``node`` (default: the goal)."""

@@ -49,9 +49,18 @@ class EnvelopeResult:
         return self._build(int(self.goal_lines[i]))
 
     def _build(self, line: int) -> Derivation:
-        edge = int(self.line_edge[line])
-        arity = int(self.hg.tail_offsets[edge + 1] - self.hg.tail_offsets[edge])
-        return Derivation(edge, tuple(self._build(int(t)) for t in self.line_tails[line, :arity]))
+        """The derivation of a line: its edge, then its tail lines' derivations, walked in pre-order with an
+        explicit stack (no recursion: lattices can be deep)."""
+        offsets = self.hg.tail_offsets
+        edges = []
+        stack = [line]
+        while stack:
+            current = stack.pop()
+            edge = int(self.line_edge[current])
+            edges.append(edge)
+            arity = int(offsets[edge + 1] - offsets[edge])
+            stack.extend(int(t) for t in reversed(self.line_tails[current, :arity]))
+        return self.hg.derivation_from_edges(edges)
 
 
 def envelope_inside(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarray) -> EnvelopeResult:

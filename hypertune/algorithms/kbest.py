@@ -14,9 +14,7 @@ always has a higher-scoring twin with the same string.
 from __future__ import annotations
 
 import heapq
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,16 +46,35 @@ class LazyKBest:
         self.states = [_NodeState() for _ in range(hg.num_nodes)]
 
     def kth(self, node: int, k: int) -> bool:
-        """Make sure node ``node`` has its ``k`` best derivations (ranks 0..k-1) if it has that many."""
+        """Make sure node ``node`` has its ``k`` best derivations (ranks 0..k-1) if it has that many.
+
+        Algorithm 3 asks a node's tails for more derivations from inside its own request, as deep as the
+        graph; here each request is a generator that yields its sub-requests ``(tail, k)`` to this driver
+        loop, which keeps them on an explicit stack (no recursion, no interpreter-wide setting)."""
+        stack = [self._kth(node, k)]
+        answer: bool | None = None
+        while stack:
+            try:
+                request = stack[-1].send(answer)
+            except StopIteration as done:
+                stack.pop()
+                answer = done.value
+                continue
+            stack.append(self._kth(*request))
+            answer = None
+        return bool(answer)
+
+    def _kth(self, node: int, k: int) -> Generator[tuple[int, int], bool, bool]:
         state = self.states[node]
         if state.heap is None:
             state.heap = []
             for e in self.hg.in_edges(node):
                 ranks = (0,) * len(self.hg.edge_tails(e))
-                self._push(state, e, ranks)
+                yield from self._push(state, e, ranks)
         while len(state.found) < k and state.heap:
             negative, e, ranks = heapq.heappop(state.heap)
-            self._push_successors(state, e, ranks)
+            for i in range(len(ranks)):  # the successors <e, j + b_i>
+                yield from self._push(state, e, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1 :])
             if self.unique:
                 words = self._yield_of(e, ranks)
                 if words in state.seen_yields:
@@ -67,11 +84,12 @@ class LazyKBest:
             state.found.append((-negative, e, ranks))
         return len(state.found) >= k
 
-    def _push(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> None:
+    def _push(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> Generator[tuple[int, int], bool, None]:
+        """Queue candidate ``<e, ranks>`` once its tails have the derivations it needs (asked as requests)."""
         tails = self.hg.edge_tails(e)
         score = self.scores[e]
         for tail, rank in zip(tails, ranks, strict=True):
-            if not self.kth(int(tail), rank + 1):
+            if not (yield (int(tail), rank + 1)):
                 return
             score += self.states[int(tail)].found[rank][0]
         key = (e, ranks)
@@ -79,10 +97,6 @@ class LazyKBest:
             state.queued.add(key)
             assert state.heap is not None
             heapq.heappush(state.heap, (-score, e, ranks))
-
-    def _push_successors(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> None:
-        for i in range(len(ranks)):
-            self._push(state, e, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1 :])
 
     def _yield_of(self, e: int, ranks: tuple[int, ...]) -> tuple[int, ...]:
         tails = self.hg.edge_tails(e)
@@ -96,28 +110,31 @@ class LazyKBest:
         return tuple(out)
 
     def derivation(self, node: int, rank: int) -> Derivation:
-        """The ``rank``-th best derivation of ``node`` (already found) as a tree."""
-        _, e, ranks = self.states[node].found[rank]
-        tails = self.hg.edge_tails(e)
-        return Derivation(e, tuple(self.derivation(int(t), r) for t, r in zip(tails, ranks, strict=True)))
+        """The ``rank``-th best derivation of ``node`` (already found) as a tree, built without recursion."""
+        edges = []
+        stack = [(node, rank)]
+        while stack:
+            v, r = stack.pop()
+            _, e, ranks = self.states[v].found[r]
+            edges.append(e)
+            stack.extend(reversed([(int(t), j) for t, j in zip(self.hg.edge_tails(e), ranks, strict=True)]))
+        return self.hg.derivation_from_edges(edges)
 
     def best(self, k: int, node: int | None = None) -> list[tuple[float, Derivation]]:
         """Up to ``k`` best (score, derivation) pairs of ``node`` (default: the goal)."""
         node = self.hg.goal if node is None else node
-        with _deep_recursion(self.hg.num_nodes):
-            self.kth(node, k)
-            found = self.states[node].found[:k]
-            return [(score, self.derivation(node, rank)) for rank, (score, _, _) in enumerate(found)]
+        self.kth(node, k)
+        found = self.states[node].found[:k]
+        return [(score, self.derivation(node, rank)) for rank, (score, _, _) in enumerate(found)]
 
     def __iter__(self) -> Iterator[tuple[float, Derivation]]:
         """All derivations of the goal, best first (stop when you have enough)."""
         rank = 0
         while True:
-            with _deep_recursion(self.hg.num_nodes):
-                if not self.kth(self.hg.goal, rank + 1):
-                    return
-                score = self.states[self.hg.goal].found[rank][0]
-                yield score, self.derivation(self.hg.goal, rank)
+            if not self.kth(self.hg.goal, rank + 1):
+                return
+            score = self.states[self.hg.goal].found[rank][0]
+            yield score, self.derivation(self.hg.goal, rank)
             rank += 1
 
 
@@ -127,14 +144,3 @@ def kbest(hg: Hypergraph, weights: Weights, k: int, unique: bool = False) -> lis
         raise ValueError("k must be at least 1")
     search = LazyKBest(hg, weights.edge_scores(hg), unique=unique)
     return [describe_derivation(hg, d, s) for s, d in search.best(k)]
-
-
-@contextmanager
-def _deep_recursion(depth: int) -> Iterator[None]:
-    """The lazy recursion descends one level per node on a path; make room for long lattices."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 4 * depth + 1000))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)

@@ -35,10 +35,18 @@ def sample(
 
 
 def _draw(
-    hg: Hypergraph, node: int, rng: np.random.Generator, cumulative: np.ndarray, offsets: np.ndarray
+    hg: Hypergraph, goal: int, rng: np.random.Generator, cumulative: np.ndarray, offsets: np.ndarray
 ) -> Derivation:
-    first, last = int(offsets[node]), int(offsets[node + 1])
-    before = cumulative[first - 1] if first else 0.0
-    point = before + rng.random() * (cumulative[last - 1] - before)
-    edge = min(int(np.searchsorted(cumulative[first:last], point, side="right")) + first, last - 1)
-    return Derivation(edge, tuple(_draw(hg, int(t), rng, cumulative, offsets) for t in hg.edge_tails(edge)))
+    """One derivation drawn top-down: at each node an in-edge with probability proportional to its inside
+    mass. Nodes are visited in pre-order with an explicit stack (no recursion: lattices can be deep)."""
+    edges = []
+    stack = [goal]
+    while stack:
+        node = stack.pop()
+        first, last = int(offsets[node]), int(offsets[node + 1])
+        before = cumulative[first - 1] if first else 0.0
+        point = before + rng.random() * (cumulative[last - 1] - before)
+        edge = min(int(np.searchsorted(cumulative[first:last], point, side="right")) + first, last - 1)
+        edges.append(edge)
+        stack.extend(int(t) for t in reversed(hg.edge_tails(edge)))
+    return hg.derivation_from_edges(edges)

@@ -556,14 +556,14 @@ class HopeFearDecoder:
         dense, touched = self._scratch(features.shape[1])
         idx, val = _sparse_sum(derivation_edges, features.indptr, features.indices, features.data, dense, touched)
         score = float(val @ _fit(weights, features.shape[1])[idx]) if idx.size else 0.0
-        derivation = _derivation_from_edges(hg, derivation_edges)
+        derivation = hg.derivation_from_edges(derivation_edges)
         words = None if self.tuning_set.precomputed else self.words(sentence, derivation_edges)
         return Hypothesis(derivation, words, idx, val, score, stats, float(gain.score(stats)))
 
     def words(self, sentence: int, derivation_edges: np.ndarray) -> np.ndarray:
         """The yield (word ids, boundary words dropped) of a derivation given as pre-order edges."""
         hg = self.tuning_set.graphs[sentence]
-        ids = np.asarray(hg.derivation_yield(_derivation_from_edges(hg, derivation_edges)), dtype=np.int64)
+        ids = np.asarray(hg.derivation_yield(hg.derivation_from_edges(derivation_edges)), dtype=np.int64)
         if self._skip.size:
             ids = ids[~np.isin(ids, self._skip)]
         return ids
@@ -769,18 +769,3 @@ def _fit(weights: np.ndarray, width: int) -> np.ndarray:
     out = np.zeros(width)
     out[: weights.size] = weights
     return out
-
-
-def _derivation_from_edges(hg: Hypergraph, edges: np.ndarray) -> Derivation:
-    """Rebuild a :class:`Derivation` from its pre-order edge list (iteratively: lattices can be deep)."""
-    arity = hg.tail_offsets[1:] - hg.tail_offsets[:-1]
-    edge_list = [int(e) for e in edges]
-    # post-order construction: walk the pre-order list backwards, children are on the stack in order
-    stack: list[Derivation] = []
-    for e in reversed(edge_list):
-        k = int(arity[e])
-        children = tuple(stack[len(stack) - k :][::-1]) if k else ()
-        if k:
-            del stack[len(stack) - k :]
-        stack.append(Derivation(e, children))
-    return stack[-1]
