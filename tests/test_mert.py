@@ -232,8 +232,8 @@ def test_lattice_mert_is_the_same_with_either_envelope_method():
         Mert(optimizer="cyclic", random_directions=2, seed=5, envelope=envelope, n_jobs=2).fit(tuning_set, init)
         for envelope in ("probing", "semiring")
     ]
-    assert runs[0].score_after > runs[0].score_before
-    assert runs[0].score_after == runs[1].score_after and runs[0].line_searches == runs[1].line_searches
+    assert runs[0].bleu_after > runs[0].bleu_before
+    assert runs[0].bleu_after == runs[1].bleu_after and runs[0].line_searches == runs[1].line_searches
     assert dict(runs[0].weights) == dict(runs[1].weights)
     with pytest.raises(UsageError, match="envelope"):
         LineSearcher(tuning_set, envelope="sweep")
@@ -292,9 +292,9 @@ def test_mert_improves_and_is_deterministic():
         a = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
         b = Mert(optimizer=optimizer, restarts=3, random_directions=2, seed=5).fit(tuning_set, init)
         assert dict(a.weights) == dict(b.weights)
-        assert a.score_after >= a.score_before
+        assert a.bleu_after >= a.bleu_before
         assert sum(abs(v) for v in a.weights.values()) == pytest.approx(1.0)
-        results[optimizer] = a.score_after
+        results[optimizer] = a.bleu_after
     fixed = Mert(fixed=["f1"], normalize="none").fit(tuning_set, init)
     assert fixed.weights["f1"] == 0.1
     bounded = Mert(bounds={"f0": (-0.2, 0.3)}, positive=True, normalize="none", restarts=2, seed=1).fit(

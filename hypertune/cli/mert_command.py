@@ -6,18 +6,18 @@ import argparse
 import math
 import sys
 
-from hypertune.cli.common import add_output_options, emit, percent, show_progress, write_or_print
+from hypertune.cli.common import add_output_options, show_progress
 from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
     add_metric_options,
     load_tuning_set,
     load_weights,
-    metric_key,
+    report_tuning,
 )
 from hypertune.errors import UsageError
 from hypertune.formats.nbest import write_moses
-from hypertune.formats.weights import WEIGHTS_FORMATS, format_weights, write_weights
+from hypertune.formats.weights import WEIGHTS_FORMATS
 from hypertune.hypergraph import from_kbest
 from hypertune.tuners.corpus import prune_tuning_set
 from hypertune.tuners.mert import OPTIMIZERS, Mert
@@ -178,32 +178,11 @@ def run(args: argparse.Namespace) -> int:
         collect_envelopes=bool(args.envelope_nbest),
     )
     result = mert.fit(tuning_set, init)
-    if args.out:
-        text = format_weights(result.weights, args.out_format)
-        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+    if args.envelope_nbest and result.envelope_derivations is None:
+        raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
+    code = report_tuning(
+        args, tuning_set, result, f"{len(result.history)} start points, {result.line_searches} line searches"
+    )
     if args.envelope_nbest:
-        if result.envelope_derivations is None:
-            raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
         write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
-    key = metric_key(tuning_set.metric)
-    payload = {
-        f"{key}_before": result.score_before,
-        f"{key}_after": result.score_after,
-        "weights": dict(result.weights),
-        "seconds": result.seconds,
-        "line_searches": result.line_searches,
-        "restart_scores": result.restarts,
-        "sentences": len(tuning_set),
-        "output": args.out,
-    }
-    summary = [
-        f"{key.upper()} before {percent(result.score_before)} after {percent(result.score_after)} "
-        f"({len(tuning_set)} sentences, {len(result.restarts)} start points, {result.line_searches} line "
-        f"searches, {result.seconds:.2f} s)"
-    ]
-    if args.out:
-        summary.append(f"weights written to {args.out}")
-    else:
-        summary.append(format_weights(result.weights, args.out_format).rstrip())
-    emit(args, "\n".join(summary), payload)
-    return 0
+    return code

@@ -115,25 +115,22 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.common import emit, percent, show_progress, write_or_print
-    from hypertune.formats.weights import format_weights, write_weights
-    from hypertune.tuners.mira import batch_mira
+    from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import report_tuning
+    from hypertune.tuners.mira import Mira
 
     started = time.perf_counter()
     tuning_set, initial = load_inputs(args)
     load_seconds = time.perf_counter() - started
 
     def report(epoch: Any) -> None:
-        if show_progress(args):
-            print(
-                f"epoch {epoch.epoch}: {epoch.updates}/{epoch.examples} updates, avg loss = "
-                f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.bleu:.2f}",
-                file=sys.stderr,
-            )
+        print(
+            f"epoch {epoch.epoch}: {epoch.updates}/{epoch.examples} updates, avg loss = "
+            f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.bleu:.2f}",
+            file=sys.stderr,
+        )
 
-    result = batch_mira(
-        tuning_set,
-        initial,
+    mira = Mira(
         C=args.C,
         decay=args.decay,
         epochs=args.epochs,
@@ -144,21 +141,9 @@ def run(args: argparse.Namespace) -> int:
         gain=args.gain,
         accumulate=args.accumulate,
         mode=args.type or "auto",
-        progress=report,
+        progress=report if show_progress(args) else None,
     )
-    if args.out:
-        text = format_weights(result.weights, args.out_format)
-        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+    result = mira.fit(tuning_set, initial)
     result.timing["load"] = load_seconds
-    result.timing["total"] = time.perf_counter() - started
-    payload = result.to_json()
-    payload["sentences"] = len(tuning_set)
-    summary = (
-        f"BLEU before {percent(result.bleu_before)} after {percent(result.bleu_after)} "
-        f"(epoch {result.best_epoch} of {args.epochs}, {result.mode}, {len(tuning_set)} sentences, "
-        f"{result.timing['total']:.2f} s)"
-    )
-    if not args.out and not args.json:
-        summary += "\n" + "\n".join(f"{name} {value:.6g}" for name, value in result.weights.items())
-    emit(args, summary, payload)
-    return 0
+    result.timing["total"] = result.seconds = time.perf_counter() - started
+    return report_tuning(args, tuning_set, result, f"epoch {result.best_epoch} of {args.epochs}, {result.mode}")

@@ -5,14 +5,22 @@ from __future__ import annotations
 import argparse
 import os
 
+from hypertune.cli.common import emit, percent, write_or_print
 from hypertune.errors import InputError, UsageError
 from hypertune.formats import FORMATS, read_graphs, read_references
 from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.io import read_head, read_text
 from hypertune.formats.nbest import feature_order, read_zmert
-from hypertune.formats.weights import detect_weights_format, parse_weights, read_positional
+from hypertune.formats.weights import (
+    detect_weights_format,
+    format_weights,
+    parse_weights,
+    read_positional,
+    write_weights,
+)
 from hypertune.metrics import METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.tuners.base import TuningResult
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import ENVELOPES
 from hypertune.weights import Weights
@@ -207,6 +215,25 @@ def _positional_order(args: argparse.Namespace | None, tuning_set: TuningSet) ->
         ):
             return feature_order(first)
     return list(tuning_set.feature_space.names)
+
+
+def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: TuningResult, details: str) -> int:
+    """The one ending of every tuning command: write the weights (``--out``, ``--out-format``; printed on
+    stdout instead if the write fails), then print the result -- one summary line with the metric before
+    and after on the 0-100 scale and the tuner's ``details``, then the weights unless they were written --
+    or under ``--json`` the result's :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence
+    count and the output path."""
+    if args.out:
+        text = format_weights(result.weights, args.out_format)
+        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+    payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
+    summary = [
+        f"{result.metric.upper()} before {percent(result.bleu_before)} after {percent(result.bleu_after)} "
+        f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s)"
+    ]
+    summary.append(f"weights written to {args.out}" if args.out else format_weights(result.weights, args.out_format))
+    emit(args, "\n".join(line.rstrip() for line in summary), payload)
+    return 0
 
 
 def metric_key(metric: Metric) -> str:

@@ -47,7 +47,7 @@ from hypertune.algorithms.envelope import (
 )
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
-from hypertune.metrics import BleuMetric
+from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
@@ -238,16 +238,23 @@ class LineSearcher:
         return float(self.tuning_set.score(self.best_stats(w)))
 
 
-@dataclass
-class MertResult:
-    weights: Weights
-    score_before: float
-    score_after: float
-    restarts: list[float] = field(default_factory=list)  # final score of each start point
+@dataclass(frozen=True)
+class MertIteration(Iteration):
+    """One start point of a MERT run (the given start first, then the random restarts)."""
+
     line_searches: int = 0
-    seconds: float = 0.0
-    # with ``collect_envelopes``: per sentence, the (words, features) of every derivation on any envelope
-    envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = None
+
+
+@dataclass
+class MertResult(TuningResult):
+    """:class:`TuningResult` plus the line searches run, the final metric of every start point and, with
+    ``collect_envelopes``, per sentence the (words, features) of every derivation on any envelope."""
+
+    line_searches: int = 0
+    restart_scores: list[float] = field(default_factory=list)
+    envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = field(
+        default=None, metadata={"json": False}
+    )
 
 
 def normalize_l1(weights: Weights) -> Weights:
@@ -319,56 +326,83 @@ class Mert:
         self.collect_envelopes = collect_envelopes
         self.envelope = envelope
 
-    # ------------------------------------------------------------------ public
     def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
-        """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after."""
-        started = time.perf_counter()
-        space = tuning_set.feature_space
-        self._searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes, self.envelope)
+        """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after.
+        The tuner keeps no state from the run: the same tuner may fit several tuning sets, also at once."""
+        return _MertRun(self, tuning_set).fit(init)
+
+
+class _MertRun:
+    """One MERT fit: the options, the tuning set's line searcher, the free features and their bounds. A new
+    run is made for every :meth:`Mert.fit`, so no run state stays on the tuner."""
+
+    def __init__(self, options: Mert, tuning_set: TuningSet) -> None:
+        self.options = options
+        self._searcher = LineSearcher(tuning_set, options.n_jobs, options.collect_envelopes, options.envelope)
         self._higher = tuning_set.metric.higher_is_better
-        self._label = "BLEU" if isinstance(tuning_set.metric, BleuMetric) else str(tuning_set.metric.name).upper()
-        width = len(space)
-        used = np.zeros(width, dtype=bool)
-        for hg in tuning_set.graphs:
-            used[np.unique(hg.features.indices)] = True
-        names = space.names
-        unknown = (self.fixed | (self.features or set()) | set(self.bounds)) - set(names)
+        self._label = metric_label(tuning_set.metric)
+        self._position = "start 1/1"
+        names = tuning_set.feature_space.names
+        self._free = self._free_features(tuning_set)
+        self._low, self._high = self._bound_vectors(names)
+
+    def _free_features(self, tuning_set: TuningSet) -> np.ndarray:
+        """The columns MERT moves: features some graph uses, minus ``fixed``, within ``features``."""
+        options, names = self.options, tuning_set.feature_space.names
+        unknown = (options.fixed | (options.features or set()) | set(options.bounds)) - set(names)
         if unknown:
             raise UsageError(f"no such feature in the tuning set: {', '.join(sorted(unknown))}")
-        self._free = np.flatnonzero(
-            used
-            & np.array(
-                [n not in self.fixed and (self.features is None or n in self.features) for n in names], dtype=bool
-            )
-        )
-        if self._free.size == 0:
+        used = np.zeros(len(names), dtype=bool)
+        for hg in tuning_set.graphs:
+            used[np.unique(hg.features.indices)] = True
+        wanted = [n not in options.fixed and (options.features is None or n in options.features) for n in names]
+        free = np.flatnonzero(used & np.array(wanted, dtype=bool))
+        if free.size == 0:
             raise UsageError("no feature left to optimize")
-        self._low, self._high = self._bound_vectors(names)
+        return free
+
+    def fit(self, init: Weights) -> MertResult:
+        """Optimize from ``init``: the same seed gives the same result."""
+        started = time.perf_counter()
+        space = self._searcher.tuning_set.feature_space
+        names = space.names
         start = np.clip(init.vector(space), self._low, self._high)
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.options.seed)
         before = self._searcher.score(init.vector(space))
         starts = [start, *self._random_starts(start, names, rng)]
-        finals = []
+        history: list[MertIteration] = []
         best_w, best_score = start, -math.inf
         for number, point in enumerate(starts):
             self._position = f"start {number + 1}/{len(starts)}"
+            began, searches_before = time.perf_counter(), self._searcher.line_searches
             w, score = self._optimize(point, rng)
-            finals.append(score)
-            if self.progress:
-                searches = self._searcher.line_searches
-                self.progress(f"{self._position}: {self._label} {100 * score:.2f} after {searches} line searches")
+            searches = self._searcher.line_searches
+            history.append(MertIteration(number + 1, score, time.perf_counter() - began, searches - searches_before))
+            if self.options.progress:
+                self.options.progress(
+                    f"{self._position}: {self._label} {100 * score:.2f} after {searches} line searches"
+                )
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
         weights = Weights(init)
         weights.update(Weights.from_vector(space, best_w))
-        if self.normalize == "l1":
+        if self.options.normalize == "l1":
             weights = normalize_l1(weights)
         collected = None
         if self._searcher.collect:
             collected = [list(found.values()) for found in self._searcher.envelope_derivations]
         return MertResult(
-            weights, before, after, finals, self._searcher.line_searches, time.perf_counter() - started, collected
+            weights,
+            before,
+            after,
+            history,
+            time.perf_counter() - started,
+            self.options.seed,
+            self._label,
+            line_searches=self._searcher.line_searches,
+            restart_scores=[entry.bleu for entry in history],
+            envelope_derivations=collected,
         )
 
     def search(self, w: np.ndarray, direction: np.ndarray) -> LineSearchResult:
@@ -386,23 +420,28 @@ class Mert:
         self._searcher.line_searches += 1
         self._searcher.envelope_sizes.append(surfaces.segments)
         result = line_search(
-            surfaces, self._searcher.tuning_set.score, self._higher, low, high, self.plateau, self.window
+            surfaces,
+            self._searcher.tuning_set.score,
+            self._higher,
+            low,
+            high,
+            self.options.plateau,
+            self.options.window,
         )
-        if self.progress:
-            position, number = getattr(self, "_position", "start 1/1"), self._searcher.line_searches
-            label = getattr(self, "_label", "score")
-            self.progress(f"\r{position}, line search {number}: {label} {100 * result.score:.2f} on this line")
+        if self.options.progress:
+            searches, score = self._searcher.line_searches, 100 * result.score
+            self.options.progress(f"\r{self._position}, line search {searches}: {self._label} {score:.2f} on this line")
         return result
 
     # ------------------------------------------------------------------ optimizers
     def _optimize(self, start: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         w = start.copy()
         score = self._searcher.score(w)
-        if self.optimizer == "powell":
+        if self.options.optimizer == "powell":
             return self._powell(w, score, rng)
-        for _ in range(self.max_iterations):
+        for _ in range(self.options.max_iterations):
             directions = self._round_directions(rng)
-            if self.optimizer == "coordinate":
+            if self.options.optimizer == "coordinate":
                 results = [(self.search(w, d), d) for d in directions]
                 result, direction = max(results, key=lambda item: item[0].score if self._higher else -item[0].score)
                 if not self._better(result.score, score):
@@ -420,7 +459,7 @@ class Mert:
 
     def _powell(self, w: np.ndarray, score: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         directions = self._round_directions(rng)
-        for _ in range(self.max_iterations):
+        for _ in range(self.options.max_iterations):
             origin, origin_score = w.copy(), score
             largest_gain, largest = 0.0, 0
             for k, d in enumerate(directions):
@@ -445,12 +484,12 @@ class Mert:
     def _round_directions(self, rng: np.random.Generator) -> list[np.ndarray]:
         width = len(self._low)
         directions = []
-        if self.optimizer != "random-directions":
+        if self.options.optimizer != "random-directions":
             for i in self._free:
                 d = np.zeros(width)
                 d[i] = 1.0
                 directions.append(d)
-        count = self.random_directions or (10 if self.optimizer == "random-directions" else 0)
+        count = self.options.random_directions or (10 if self.options.optimizer == "random-directions" else 0)
         for _ in range(count):
             d = np.zeros(width)
             d[self._free] = rng.standard_normal(self._free.size)
@@ -459,30 +498,30 @@ class Mert:
 
     # ------------------------------------------------------------------ helpers
     def _better(self, new: float, old: float) -> bool:
-        return new > old + self.tolerance if self._higher else new < old - self.tolerance
+        return new > old + self.options.tolerance if self._higher else new < old - self.options.tolerance
 
     def _bound_vectors(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         low = np.full(len(names), -math.inf)
         high = np.full(len(names), math.inf)
-        for name, (lo, hi) in self.bounds.items():
+        for name, (lo, hi) in self.options.bounds.items():
             if lo > hi:
                 raise UsageError(f"bounds of {name}: {lo} > {hi}")
             i = names.index(name)
             low[i], high[i] = lo, hi
-        if self.positive:
+        if self.options.positive:
             low[self._free] = np.maximum(low[self._free], 0.0)
         return low, high
 
     def _random_starts(self, start: np.ndarray, names: tuple[str, ...], rng: np.random.Generator) -> list[np.ndarray]:
         low = np.full(len(names), -1.0)
         high = np.full(len(names), 1.0)
-        if self.restart_box is not None:
+        if self.options.restart_box is not None:
             for i, name in enumerate(names):
-                low[i] = self.restart_box[0].get(name, low[i])
-                high[i] = self.restart_box[1].get(name, high[i])
+                low[i] = self.options.restart_box[0].get(name, low[i])
+                high[i] = self.options.restart_box[1].get(name, high[i])
         low, high = np.maximum(low, self._low), np.minimum(high, self._high)
         points = []
-        for _ in range(self.restarts):
+        for _ in range(self.options.restarts):
             point = start.copy()
             point[self._free] = rng.uniform(low[self._free], high[self._free])
             points.append(point)

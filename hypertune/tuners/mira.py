@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
+from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet, prune_tuning_set
 from hypertune.tuners.hope_fear import (
     BLEU_RATIO,
@@ -52,37 +53,31 @@ Mode = Literal["auto", "nbest", "hypergraph"]
 
 
 @dataclass(frozen=True)
-class EpochSummary:
-    epoch: int
-    updates: int
-    examples: int
-    average_loss: float
-    bleu: float
-    seconds: float
+class EpochSummary(Iteration):
+    """One epoch: ``iteration`` is the epoch (from 1), ``bleu`` the corpus BLEU of the averaged weights'
+    model-best translations after it, ``seconds`` its training and evaluation time."""
+
+    updates: int = 0
+    examples: int = 0
+    average_loss: float = 0.0
+
+    @property
+    def epoch(self) -> int:
+        return self.iteration
 
 
 @dataclass
-class MiraResult:
-    """The returned (averaged, best-epoch) weights, the corpus BLEU before and after, and the history."""
+class MiraResult(TuningResult):
+    """:class:`TuningResult` with the averaged weights of the best epoch, which epoch that was, the mode
+    that ran (``nbest`` or ``hypergraph``) and the time spent in each phase."""
 
-    weights: Weights
-    best_epoch: int
-    bleu_before: float
-    bleu_after: float
-    epochs: list[EpochSummary] = field(default_factory=list)
-    timing: dict[str, float] = field(default_factory=dict)
+    best_epoch: int = 0
     mode: str = "nbest"
+    timing: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "bleu_before": self.bleu_before,
-            "bleu_after": self.bleu_after,
-            "best_epoch": self.best_epoch,
-            "mode": self.mode,
-            "weights": dict(self.weights.items()),
-            "epochs": [e.__dict__ for e in self.epochs],
-            "timing": self.timing,
-        }
+    @property
+    def epochs(self) -> list[EpochSummary]:
+        return self.history  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------- compiled pieces
@@ -530,6 +525,88 @@ class MiraOptions:
             raise UsageError(f"unknown mode {self.mode!r}; choose nbest or hypergraph")
 
 
+class Mira:
+    """Batch MIRA (Cherry & Foster 2012, Algorithm 1) as a tuner: options as :class:`MiraOptions` (keyword
+    arguments; the defaults are kbmira's), ``progress`` called after every epoch. ``mode``: ``nbest``
+    needs every sentence to be a k-best list; ``hypergraph`` searches lattices and forests (k-best lists
+    included); ``auto`` picks ``nbest`` when it can."""
+
+    def __init__(self, *, progress: Callable[[EpochSummary], None] | None = None, **options: Any) -> None:
+        self.options = MiraOptions(**options)
+        self.options.check()
+        self.progress = progress
+
+    def fit(self, tuning_set: TuningSet, initial: Weights) -> MiraResult:
+        """Train from ``initial``; returns the averaged weights of the epoch with the best corpus BLEU."""
+        options, progress = self.options, self.progress
+        started = time.perf_counter()
+        mode = options.mode
+        if mode == "auto":
+            mode = "nbest" if tuning_set.is_kbest else "hypergraph"
+        elif mode == "nbest" and not tuning_set.is_kbest:
+            raise InputError("mode 'nbest' needs k-best lists; these inputs are lattices or forests")
+        timing: dict[str, float] = {}
+        if mode == "hypergraph" and options.prune_density:
+            t = time.perf_counter()
+            tuning_set = prune_tuning_set(tuning_set, initial, options.prune_density)
+            timing["prune"] = time.perf_counter() - t
+        metric = tuning_set.metric
+        order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
+        gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
+        decoder = HopeFearDecoder(tuning_set, search=options.search)
+        space = tuning_set.feature_space
+        w = initial.vector(space)
+        totals = w.copy()
+        last = np.zeros(w.size)
+        state = np.zeros(1)
+        rng = np.random.default_rng(options.seed)
+        runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
+        timing["setup"] = time.perf_counter() - started
+        t = time.perf_counter()
+        bleu_before = float(tuning_set.score(runner.model_stats(w)))
+        timing["evaluate"] = time.perf_counter() - t
+        best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
+        history: list[EpochSummary] = []
+        t_train = 0.0
+        for epoch in range(1, options.epochs + 1):
+            began = t = time.perf_counter()
+            order_idx = rng.permutation(len(tuning_set)).astype(np.int64)
+            updates, loss = runner.epoch(order_idx, w, totals, last, state, gain, options)
+            t_train += time.perf_counter() - t
+            t = time.perf_counter()
+            avg = _averaged(w, totals, last, state)
+            bleu = float(tuning_set.score(runner.model_stats(avg)))
+            timing["evaluate"] += time.perf_counter() - t
+            summary = EpochSummary(
+                epoch, bleu, time.perf_counter() - began, updates, len(tuning_set), loss / len(tuning_set)
+            )
+            history.append(summary)
+            if progress is not None:
+                progress(summary)
+            if bleu > best_bleu:
+                best_bleu, best_epoch, best_avg = bleu, epoch, avg
+        timing["train"] = t_train
+        timing["total"] = time.perf_counter() - started
+        weights = initial.copy()
+        names = space.names
+        for j in np.flatnonzero(
+            (best_avg != 0) | np.isin(np.arange(best_avg.size), [space.get(n, -1) for n in initial])
+        ):
+            weights[names[j]] = float(best_avg[j])
+        return MiraResult(
+            weights,
+            bleu_before,
+            best_bleu,
+            history,
+            timing["total"],
+            options.seed,
+            metric_label(tuning_set.metric),
+            best_epoch=best_epoch,
+            mode=mode,
+            timing=timing,
+        )
+
+
 def batch_mira(
     tuning_set: TuningSet,
     initial: Weights,
@@ -537,66 +614,9 @@ def batch_mira(
     progress: Callable[[EpochSummary], None] | None = None,
     **overrides: Any,
 ) -> MiraResult:
-    """Batch MIRA (Cherry & Foster 2012, Algorithm 1) from ``initial`` weights; see the module docstring.
-
-    ``options`` (or keyword overrides such as ``C=0.01, epochs=10, seed=1``) as :class:`MiraOptions`.
-    ``mode``: ``nbest`` needs every sentence to be a k-best list; ``hypergraph`` searches lattices and
-    forests (k-best lists included); ``auto`` picks ``nbest`` when it can. ``progress`` is called after
-    every epoch.
-    """
-    options = MiraOptions(**{**(options.__dict__ if options else {}), **overrides})
-    options.check()
-    started = time.perf_counter()
-    mode = options.mode
-    if mode == "auto":
-        mode = "nbest" if tuning_set.is_kbest else "hypergraph"
-    elif mode == "nbest" and not tuning_set.is_kbest:
-        raise InputError("--type nbest needs k-best lists; these inputs are lattices or forests")
-    timing: dict[str, float] = {}
-    if mode == "hypergraph" and options.prune_density:
-        t = time.perf_counter()
-        tuning_set = prune_tuning_set(tuning_set, initial, options.prune_density)
-        timing["prune"] = time.perf_counter() - t
-    metric = tuning_set.metric
-    order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
-    gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
-    decoder = HopeFearDecoder(tuning_set, search=options.search)
-    space = tuning_set.feature_space
-    w = initial.vector(space)
-    totals = w.copy()
-    last = np.zeros(w.size)
-    state = np.zeros(1)
-    rng = np.random.default_rng(options.seed)
-    runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
-    timing["setup"] = time.perf_counter() - started
-    t = time.perf_counter()
-    bleu_before = float(tuning_set.score(runner.model_stats(w)))
-    timing["evaluate"] = time.perf_counter() - t
-    best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
-    history: list[EpochSummary] = []
-    t_train = 0.0
-    for epoch in range(1, options.epochs + 1):
-        t = time.perf_counter()
-        order_idx = rng.permutation(len(tuning_set)).astype(np.int64)
-        updates, loss = runner.epoch(order_idx, w, totals, last, state, gain, options)
-        t_train += time.perf_counter() - t
-        t = time.perf_counter()
-        avg = _averaged(w, totals, last, state)
-        bleu = float(tuning_set.score(runner.model_stats(avg)))
-        timing["evaluate"] += time.perf_counter() - t
-        summary = EpochSummary(epoch, updates, len(tuning_set), loss / len(tuning_set), bleu, time.perf_counter() - t)
-        history.append(summary)
-        if progress is not None:
-            progress(summary)
-        if bleu > best_bleu:
-            best_bleu, best_epoch, best_avg = bleu, epoch, avg
-    timing["train"] = t_train
-    timing["total"] = time.perf_counter() - started
-    weights = initial.copy()
-    names = space.names
-    for j in np.flatnonzero((best_avg != 0) | np.isin(np.arange(best_avg.size), [space.get(n, -1) for n in initial])):
-        weights[names[j]] = float(best_avg[j])
-    return MiraResult(weights, best_epoch, bleu_before, best_bleu, history, timing, mode)
+    """:class:`Mira` in one call: ``options`` (a :class:`MiraOptions`) and/or keyword overrides such as
+    ``C=0.01, epochs=10, seed=1``."""
+    return Mira(progress=progress, **{**(options.__dict__ if options else {}), **overrides}).fit(tuning_set, initial)
 
 
 _DENSE_LIMIT = 1 << 26  # entries of the dense feature copy (:func:`_dense_blocks`)

@@ -1,0 +1,83 @@
+"""The tuner interface: what every tuner takes and what it returns.
+
+A tuner is configured by keyword-only constructor arguments and run by ``fit(tuning_set, init)``, which
+returns a :class:`TuningResult` and leaves no run state on the tuner (scikit-learn's estimator contract,
+without the mutation): the same tuner may fit several tuning sets, also at once.
+
+Every tuner's result has the same names, which every command prints and serializes the same way:
+``weights``, ``bleu_before``, ``bleu_after`` (the tuned metric -- BLEU unless another was chosen, see
+``metric`` -- as a fraction, 0-1), ``history`` (one :class:`Iteration` per iteration or epoch, with what
+the tuner adds), ``seconds`` and ``seed``. A tuner's own extras (MERT's line searches, MIRA's best epoch)
+are fields of its result's subclass and appear in :meth:`TuningResult.to_json` after the common ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hypertune.metrics import BleuMetric, Metric
+from hypertune.weights import Weights
+
+if TYPE_CHECKING:
+    from hypertune.tuners.corpus import TuningSet
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One entry of a tuner's history: the metric after the iteration (0-1) and how long it took.
+    Tuners subclass it to add their own figures (MIRA: updates and loss of an epoch)."""
+
+    iteration: int
+    bleu: float
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TuningResult:
+    """What every tuner returns (see the module docstring)."""
+
+    weights: Weights
+    bleu_before: float
+    bleu_after: float
+    history: list[Iteration] = field(default_factory=list)
+    seconds: float = 0.0
+    seed: int | None = None
+    metric: str = "BLEU"
+
+    @property
+    def metric_key(self) -> str:
+        """The JSON key stem of the metric: ``bleu`` for every BLEU variant, else the metric's name."""
+        return self.metric.lower().replace("+", "p")
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as one JSON object: the common names first, then the tuner's own fields."""
+        key = self.metric_key
+        out: dict[str, Any] = {
+            f"{key}_before": self.bleu_before,
+            f"{key}_after": self.bleu_after,
+            "metric": self.metric,
+            "weights": dict(self.weights),
+            "history": [entry.to_json() for entry in self.history],
+            "seconds": self.seconds,
+            "seed": self.seed,
+        }
+        common = {f.name for f in fields(TuningResult)}
+        for extra in fields(self):
+            if extra.name not in common and extra.metadata.get("json", True):
+                out[extra.name] = getattr(self, extra.name)
+        return out
+
+
+def metric_label(metric: Metric) -> str:
+    """How results name a metric: ``BLEU`` for every BLEU variant, else the metric's own name."""
+    return "BLEU" if isinstance(metric, BleuMetric) else str(getattr(metric, "name", "metric"))
+
+
+class Tuner(Protocol):
+    """Options in the constructor, one ``fit`` that returns a :class:`TuningResult` and keeps no state."""
+
+    def fit(self, tuning_set: TuningSet, init: Weights) -> TuningResult: ...
