@@ -358,7 +358,7 @@ def useful_edges(hg_arrays: Hypergraph | _Arrays, keep: np.ndarray | None = None
     A node is *reachable* when it has a derivation (Boolean inside is true) and *co-reachable* when it is
     used by a derivation of the goal (Boolean outside is true). Returns boolean masks (edges, nodes).
     """
-    from hypertune.algorithms.compiled import boolean_inside_outside
+    from hypertune.compiled import boolean_inside_outside
 
     keep = np.ones(hg_arrays.head.size, dtype=np.bool_) if keep is None else np.asarray(keep, dtype=np.bool_)
     return boolean_inside_outside(hg_arrays.num_nodes, hg_arrays.head, hg_arrays.tail_offsets, hg_arrays.tails, keep)

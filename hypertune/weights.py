@@ -74,7 +74,7 @@ class Weights(MutableMapping[str, float]):
 
     def edge_scores(self, hg: Hypergraph) -> np.ndarray:
         """``scale * (w . f_e)`` for every edge of ``hg``, one sparse matrix-vector product."""
-        from hypertune.algorithms.compiled import csr_matvec
+        from hypertune.compiled import csr_matvec
 
         features = hg.features
         return csr_matvec(

@@ -17,7 +17,7 @@ from hypertune.metrics.background import SCALE_MOSES, background_bleu_rows
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.hope_fear import Gain, HopeFearDecoder, _gain_rows, kbest_hope_fear
-from hypertune.tuners.mira_benchmark import approximation_quality
+from hypertune.tuners.search_quality import approximation_quality
 
 WORDS = ("a", "b", "c", "d")
 

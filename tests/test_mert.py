@@ -320,10 +320,16 @@ def test_merge_kbest_deduplicates_per_sentence():
 
 def cdec_start_weights(tmp_path, extra: str = ""):
     """The start weights of cdec's lo_test (../shared/README.md) as a weights file."""
-    from hypertune.tuners.mert_benchmark import CDEC_WEIGHTS
-
+    weights = {
+        "WordPenalty": 4.25,
+        "LanguageModel": -1.1165,
+        "PhraseModel_0": -0.96,
+        "PhraseModel_1": -0.65,
+        "PhraseModel_2": -0.77,
+        "PassThrough": -10.0,
+    }
     path = tmp_path / "w"
-    path.write_text("".join(f"{name} {value:g}\n" for name, value in CDEC_WEIGHTS.items()) + extra)
+    path.write_text("".join(f"{name} {value:g}\n" for name, value in weights.items()) + extra)
     return path
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hypertune.algorithms import compiled
+from hypertune import compiled
 from hypertune.hypergraph import Hypergraph
 from hypertune.semirings import CountingSemiring, ExpectationValues, Semiring
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hypertune.algorithms import compiled
+from hypertune import compiled
 from hypertune.hypergraph import Hypergraph, trim, useful_edges
 
 

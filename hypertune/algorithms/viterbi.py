@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from hypertune.algorithms import compiled
+from hypertune import compiled
 from hypertune.algorithms.inside_outside import Engine, _check_length, _use_kernel
 from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.semirings import Semiring, TropicalSemiring

@@ -50,7 +50,7 @@ from typing import Literal
 import numba
 import numpy as np
 
-from hypertune.algorithms import compiled
+from hypertune import compiled
 from hypertune.algorithms.intersect import NgramIntersection, intersect_ngrams
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph

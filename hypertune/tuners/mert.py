@@ -37,7 +37,6 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.algorithms.compiled import csc_matvec_rows, csr_matvec, viterbi_inside
 from hypertune.algorithms.envelope import (
     envelope_by_probing,
     envelope_inside,
@@ -45,6 +44,7 @@ from hypertune.algorithms.envelope import (
     kbest_envelopes,
     packed_envelopes,
 )
+from hypertune.compiled import csc_matvec_rows, csr_matvec, viterbi_inside
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
 from hypertune.tuners.base import Iteration, TuningResult, metric_label

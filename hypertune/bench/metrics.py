@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from hypertune.bench.core import Figure
 from hypertune.metrics.bleu import bleu_stats_batch, build_references
 
 
@@ -81,3 +82,13 @@ def benchmark_bleu_stats(n_hypotheses: int = 1_000_000, seed: int = 0) -> dict[s
         "bleu_stats.hypotheses_per_s": n_hypotheses / (done - start),
         "bleu_stats.mean_length": float(offsets[-1] / n_hypotheses),
     }
+
+
+def metric_figures(num_hypotheses: int = 1_000_000, seed: int = 0) -> list[Figure]:
+    """BLEU statistics of ``num_hypotheses`` hypotheses (about 25 words, 4 references)."""
+    result = benchmark_bleu_stats(n_hypotheses=num_hypotheses, seed=seed)
+    detail = (
+        f"{int(result['bleu_stats.n_hypotheses'])} hypotheses, mean length "
+        f"{result['bleu_stats.mean_length']:.1f}, 4 references"
+    )
+    return [Figure("BLEU statistics", result["bleu_stats.total_s"], 5.0 * num_hypotheses / 1_000_000, detail)]

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from hypertune.bench import Figure, median_time
+from hypertune.bench.core import Figure, median_time
 from hypertune.formats import cache, moses_hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from hypertune.bench import Figure, make_bench_corpus, median_time
+from hypertune.bench.core import Figure, make_bench_corpus, median_time
 from hypertune.formats import read_graphs, read_references
 from hypertune.formats.cache import write as write_cache
 from hypertune.formats.nbest import feature_order

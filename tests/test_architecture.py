@@ -1,0 +1,67 @@
+"""Dependencies point one way (docs/architecture.md): the engine knows nothing of metrics, formats, tuners or
+the command line; metrics and formats know nothing of tuners; nothing but the ``bench`` command imports the
+benchmarks. Checked over every import in the source, function-level ones included, by reading the code."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "hypertune"
+
+#: Layers from the bottom; a module may import its own layer and the ones below, never one above.
+LAYERS = [
+    ("engine", ["hypertune.errors", "hypertune.symbols", "hypertune.compiled", "hypertune.weights",
+                "hypertune.hypergraph", "hypertune.semirings", "hypertune.algorithms", "hypertune.generate"]),
+    ("metrics", ["hypertune.metrics"]),
+    ("formats", ["hypertune.formats"]),
+    ("tuners", ["hypertune.tuners"]),
+    ("cli", ["hypertune.cli", "hypertune.__main__"]),
+    ("bench", ["hypertune.bench"]),
+]  # fmt: skip
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(module: str) -> int | None:
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return None
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Every ``hypertune`` module ``path`` imports, anywhere in the file, with its line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return [(line, name) for line, name in found if name.split(".")[0] == "hypertune"]
+
+
+def test_every_module_has_a_layer():
+    assert all(layer_of(module_name(p)) is not None for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"
+               or p.parent != PACKAGE)  # fmt: skip
+
+
+def test_dependencies_point_one_way():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        rank = layer_of(source)
+        if rank is None:
+            continue
+        for line, name in imports(path):
+            target = layer_of(name)
+            if target is None:  # "from hypertune import compiled" names a module one level down
+                continue
+            if target > rank and not (source == "hypertune.cli.bench_command" and LAYERS[target][0] == "bench"):
+                wrong.append(f"{path.relative_to(REPO)}:{line}: {LAYERS[rank][0]} imports {name} ({LAYERS[target][0]})")
+    assert not wrong, "\n".join(wrong)
