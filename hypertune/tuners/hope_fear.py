@@ -724,8 +724,8 @@ class HopeFearDecoder:
             yields.append(self.words(sentence, model_edges))
         stats = self.stats_of(sentence, yields)
         hope = self.hypothesis(sentence, hope_edges, weights, gain, stats[0])
-        if safe_hope and abs(hope.model_score) > 1e-8:
-            ratio = BLEU_RATIO * abs(hope.gain) / abs(hope.model_score)
+        if safe_hope:
+            ratio = safe_hope_scale(hope.model_score, hope.gain)
             if ratio < 1.0:
                 hope_edges = self._forest(sentence, scores, gain, ratio, 1.0)
                 hope_stats = self.stats_of(sentence, [self.words(sentence, hope_edges)])[0]
@@ -745,20 +745,57 @@ class HopeFearDecoder:
         return self.stats_of(sentence, [self.words(sentence, edges)])[0]
 
 
+@_jit
+def safe_hope_scale(model_score: float, gain: float) -> float:  # pragma: no cover - compiled
+    """Moses's safe hope (``kbmira --safe-hope``): the weight of the model score in the hope search. When
+    the hope's model score outweighs ``BLEU_RATIO`` times its gain, the hope is searched again with the
+    model score scaled down to that ratio; otherwise the weight stays 1."""
+    model = abs(model_score)
+    if model > 1e-8:
+        ratio = abs(gain * BLEU_RATIO) / model
+        if ratio < 1.0:
+            return ratio
+    return 1.0
+
+
+@_jit
+def select_hope_fear(  # pragma: no cover - compiled
+    scores: np.ndarray, gains: np.ndarray, n: int, safe_hope: bool
+) -> tuple[int, int, int]:
+    """Hope (max ``w·h + B``), fear (max ``w·h - B``) and model-best (max ``w·h``) among the first ``n``
+    entries of a k-best list, first on ties (Cherry & Foster 2012, Algorithm 1; Moses
+    ``NbestHopeFearDecoder::HopeFear``), with :func:`safe_hope_scale`. The one selection rule, called from
+    Python (:func:`kbest_hope_fear`) and from the compiled MIRA epoch."""
+    scale = 1.0
+    hope = 0
+    for _ in range(2):
+        hope = 0
+        for i in range(1, n):
+            if scale * scores[i] + gains[i] > scale * scores[hope] + gains[hope]:
+                hope = i
+        if not safe_hope or scale < 1.0:
+            break
+        scale = safe_hope_scale(scores[hope], gains[hope])
+        if scale == 1.0:
+            break
+    fear = 0
+    best = 0
+    for i in range(1, n):
+        if scores[i] - gains[i] > scores[fear] - gains[fear]:
+            fear = i
+        if scores[i] > scores[best]:
+            best = i
+    return hope, fear, best
+
+
 def kbest_hope_fear(scores: np.ndarray, gains: np.ndarray, safe_hope: bool = False) -> tuple[int, int, int]:
-    """Indices of hope, fear and model-best in a k-best list (first on ties), by scoring every hypothesis
-    (Cherry & Foster 2012, Algorithm 1; Moses ``NbestHopeFearDecoder::HopeFear`` including ``safe_hope``)."""
-    scores = np.asarray(scores, dtype=np.float64)
-    gains = np.asarray(gains, dtype=np.float64)
+    """Indices of hope, fear and model-best in a k-best list (:func:`select_hope_fear`)."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    gains = np.ascontiguousarray(gains, dtype=np.float64)
     if scores.size == 0:
         raise InputError("an empty k-best list has no hope or fear")
-    hope = int(np.argmax(scores + gains))
-    if safe_hope:
-        model = scores[hope]
-        bleu = gains[hope] * BLEU_RATIO
-        if abs(model) > 1e-8 and abs(bleu) / abs(model) < 1.0:
-            hope = int(np.argmax(abs(bleu) / abs(model) * scores + gains))
-    return hope, int(np.argmax(scores - gains)), int(np.argmax(scores))
+    hope, fear, best = select_hope_fear(scores, gains, scores.size, bool(safe_hope))
+    return int(hope), int(fear), int(best)
 
 
 def _fit(weights: np.ndarray, width: int) -> np.ndarray:

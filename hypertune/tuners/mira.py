@@ -35,13 +35,13 @@ from hypertune.metrics import LinearBleu
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet, prune_tuning_set
 from hypertune.tuners.hope_fear import (
-    BLEU_RATIO,
     Gain,
     GainKind,
     HopeFearDecoder,
     Hypothesis,
     SearchMode,
     _gain,
+    select_hope_fear,
 )
 from hypertune.weights import Weights
 
@@ -201,28 +201,7 @@ def _kbest_epoch(
                 group_gains[u] = _gain(code, group_stats[u], max_order, background, theta)
         for i in range(n):
             gains[i] = group_gains[group[lo + i]]
-        hope_scale = 1.0
-        hope = 0
-        for loop in range(2):
-            hope = 0
-            for i in range(1, n):
-                if hope_scale * scores[i] + gains[i] > hope_scale * scores[hope] + gains[hope]:
-                    hope = i
-            if not safe_hope or loop == 1:
-                break
-            bleu = abs(gains[hope] * 5.0)
-            model = abs(scores[hope])
-            if model > 1e-8 and bleu / model < hope_scale:
-                hope_scale = bleu / model
-            else:
-                break
-        fear = 0
-        best = 0
-        for i in range(1, n):
-            if scores[i] - gains[i] > scores[fear] - gains[fear]:
-                fear = i
-            if scores[i] > scores[best]:
-                best = i
+        hope, fear, best = select_hope_fear(scores, gains, n, safe_hope)
         if hope == fear or not gains[hope] > gains[fear]:
             continue
         m = 0
@@ -757,7 +736,6 @@ class _ForestRunner:
 
 
 __all__ = [
-    "BLEU_RATIO",
     "EpochSummary",
     "KbestPack",
     "MiraOptions",
