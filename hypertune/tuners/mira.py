@@ -97,6 +97,22 @@ def _apply_update(idx, diff, eta, w, totals, last, state):  # pragma: no cover -
 
 
 @_jit
+def passive_aggressive_step(  # pragma: no cover - compiled
+    idx, diff, gain_difference, margin, norm, c_param, w, totals, last, state
+):
+    """The MIRA update (Crammer et al. 2006, PA-I; Chiang 2012, eq. 11; Cherry & Foster 2012, Algorithm 1).
+    With ``diff = h(hope) - h(fear)`` on the features ``idx``, ``margin = w . diff`` and ``norm = ||diff||^2``
+    (each runner sums them its own way), the margin violation is ``loss = B(hope) - B(fear) - margin``;
+    when it and ``norm`` are positive, ``w += min(C, loss / norm) diff``. Returns the loss when a step was
+    taken, else 0. The one copy of the rule, called by every MIRA runner."""
+    loss = gain_difference - margin
+    if loss > 0.0 and norm > 0.0:
+        _apply_update(idx, diff, min(c_param, loss / norm), w, totals, last, state)
+        return loss
+    return 0.0
+
+
+@_jit
 def _averaged(w, totals, last, state):  # pragma: no cover - compiled
     steps = state[0]
     return (totals + (steps - last) * w) / (steps + 1.0)
@@ -222,9 +238,10 @@ def _kbest_epoch(
             mark[j] = False
             margin += w[j] * dense[j]
             norm += dense[j] * dense[j]
-        loss = gains[hope] - gains[fear] - margin
-        if loss > 0.0 and norm > 0.0:
-            _apply_update(touched[:m], diff[:m], min(c_param, loss / norm), w, totals, last, state)
+        loss = passive_aggressive_step(
+            touched[:m], diff[:m], gains[hope] - gains[fear], margin, norm, c_param, w, totals, last, state
+        )
+        if loss > 0.0:
             updates += 1
             total_loss += loss
         source = lo + (best if model_bg else hope)
@@ -702,10 +719,11 @@ class _ForestRunner:
             diff = np.zeros(idx.size)
             diff[np.searchsorted(idx, hope.feature_indices)] += hope.feature_values
             diff[np.searchsorted(idx, fear.feature_indices)] -= fear.feature_values
-            loss = hope.gain - fear.gain - float(w[idx] @ diff)
-            norm = float(diff @ diff)
-            if loss > 0 and norm > 0:
-                _apply_update(idx, diff, min(options.C, loss / norm), w, totals, last, state)
+            margin, norm = float(w[idx] @ diff), float(diff @ diff)
+            loss = passive_aggressive_step(
+                idx, diff, hope.gain - fear.gain, margin, norm, float(options.C), w, totals, last, state
+            )
+            if loss > 0.0:
                 updates += 1
                 total_loss += loss
             gain.update(hf.model.stats if options.model_bg else hope.stats)
