@@ -57,6 +57,8 @@ from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_MOSES, background_bleu
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
+from hypertune.metrics.bleu import bleu_plus_one
+from hypertune.metrics.linear_bleu import linear_bleu_gain
 from hypertune.tuners.corpus import TuningSet
 
 GainKind = Literal["background", "bleu+1", "linear"]
@@ -140,27 +142,14 @@ class Gain:
 
 @_jit
 def _gain(code, stats, order, background, theta):  # pragma: no cover - compiled
-    """Gain of one statistics row (codes: 0 background BLEU x reflen, :func:`background_bleu`; 1 BLEU+1;
-    2 linear BLEU), callable from the compiled searches."""
+    """Gain of one statistics row, callable from the compiled searches. The gains themselves live in
+    ``metrics/``: code 0 :func:`~hypertune.metrics.background.background_bleu` x reflen, 1
+    :func:`~hypertune.metrics.bleu.bleu_plus_one`, 2 :func:`~hypertune.metrics.linear_bleu.linear_bleu_gain`."""
     if code == 0:
         return background_bleu(stats, background, order, SCALE_MOSES, 0.0)
     if code == 2:
-        value = theta[0] * stats[1]
-        for n in range(order):
-            value += theta[n + 1] * stats[2 * n]
-        return value
-    if stats[0] <= 0.0 or stats[1] <= 0.0:
-        return 0.0
-    log_bleu = 0.0
-    for n in range(order):
-        add = 1.0 if n > 0 else 0.0
-        log_bleu += np.log(stats[2 * n] + add) - np.log(stats[2 * n + 1] + add)
-    hyp = stats[1]
-    ref = stats[2 * order]
-    log_bleu /= order
-    if hyp < ref:
-        log_bleu += 1.0 - ref / hyp
-    return np.exp(log_bleu)
+        return linear_bleu_gain(stats, theta, order)
+    return bleu_plus_one(stats, order)
 
 
 @_jit
