@@ -32,8 +32,10 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -89,7 +91,7 @@ def _read_fast(path: str) -> str | None:
         elif data[:3] == b"BZh" or data[:6] == b"\xfd7zXZ\x00":
             return None
         text = data.decode("utf-8")
-    except Exception:
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):  # gzip.BadGzipFile is an OSError
         return None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -107,19 +109,9 @@ def parse_lines(lines: list[str], path: str, feature_space: FeatureSpace, vocabu
 
 
 _JOIN = " \x00 "  # between edge lines in the joined text; a line holding the token "\x00" goes the slow way
-_SCAN = None
 
 
-def _scan_kernel():
-    """The compiled tokenizer (numba is imported on first use only)."""
-    global _SCAN
-    if _SCAN is None:
-        import numba
-
-        _SCAN = numba.njit(cache=True, nogil=True)(_scan)
-    return _SCAN
-
-
+@numba.njit(cache=True, nogil=True)
 def _scan(buf, num_edges):  # pragma: no cover - compiled by numba
     """Tokenize the UTF-8 bytes of the edge lines joined by ``_JOIN``.
 
@@ -405,7 +397,7 @@ def _parse_fast(lines: list[str], path: str, feature_space: FeatureSpace, vocabu
         str_end,
         first_nonzero,
         flagged,
-    ) = _scan_kernel()(np.frombuffer(data, dtype=np.uint8), num)
+    ) = _scan(np.frombuffer(data, dtype=np.uint8), num)
     if status != 0:
         return None
     size = str_start.size
