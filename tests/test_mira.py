@@ -143,21 +143,18 @@ def test_cached_background_gains_equal_the_gain():
     non-positive pseudo-counts included."""
     tuning_set, _ = _corpus(2, sentences=6)
     runner = mira_module._KbestRunner(tuning_set, HopeFearDecoder(tuning_set))
-    groups = runner.group_stats.shape[0]
+    distinct = runner.distinct
+    groups = distinct.group_stats.shape[0]
     for background in (np.full(9, 1.0), np.linspace(-0.5, 3.0, 9), np.zeros(9)):
         gain = Gain("background")
         gain.background = background
         out = np.empty(groups)
-        logs, nonpositive = np.empty(runner.values.size), np.empty(runner.values.size, dtype=bool)
+        logs, nonpositive = np.empty(distinct.values.size), np.empty(distinct.values.size, dtype=bool)
         for s in range(len(tuning_set)):
-            g, v = runner.group_offsets, runner.value_offsets
-            _background_gains(
-                g[s], g[s + 1], v[s], v[s + 1], runner.group_stats, runner.value_ids, runner.values,
-                runner.value_columns, background, 4, logs, nonpositive, out,
-            )  # fmt: skip
-        np.testing.assert_array_equal(out, gain.score(runner.group_stats))
-        np.testing.assert_array_equal(out[runner.group], gain.score(runner.pack.stats))
-        kernel = background_bleu_rows(runner.group_stats, background, 4, SCALE_MOSES, 0.0)
+            _background_gains(s, distinct, background, 4, logs, nonpositive, out)
+        np.testing.assert_array_equal(out, gain.score(distinct.group_stats))
+        np.testing.assert_array_equal(out[distinct.group], gain.score(runner.rows.stats))
+        kernel = background_bleu_rows(distinct.group_stats, background, 4, SCALE_MOSES, 0.0)
         np.testing.assert_array_equal(out, kernel)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numba
 import numpy as np
@@ -119,10 +119,11 @@ def _averaged(w, totals, last, state):  # pragma: no cover - compiled
 
 
 @_jit
-def _scores(lo, hi, blocks, width, indptr, indices, data, w, out):  # pragma: no cover - compiled
+def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
     """``out[i] = w . h(lo + i)`` for the rows ``lo:hi`` of a sentence, each summed over its features in column
     order. The dense copy (:func:`_dense_blocks`), when there is one, adds the zeros too (``x + 0 == x``: the
     same sums), a column at a time over the whole sentence (vectorized)."""
+    blocks, indptr, indices, data = rows.blocks, rows.indptr, rows.indices, rows.data
     n = hi - lo
     if blocks.size > 0:
         head = out[:n]
@@ -141,39 +142,66 @@ def _scores(lo, hi, blocks, width, indptr, indices, data, w, out):  # pragma: no
             out[i] = x
 
 
+class KbestRows(NamedTuple):
+    """Every hypothesis of a k-best tuning set as flat rows: sentence ``s`` owns rows
+    ``offsets[s]:offsets[s + 1]``; features in CSR (``indptr, indices, data``), plus their dense
+    per-sentence copy ``blocks`` when the features are dense (:func:`_dense_blocks`; else empty); metric
+    statistics ``stats``, one row per hypothesis."""
+
+    offsets: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    blocks: np.ndarray
+    stats: np.ndarray
+
+
+class DistinctStats(NamedTuple):
+    """The distinct statistics rows of each sentence, so a gain is computed once per distinct row:
+    ``group[r]`` is row ``r``'s distinct row in ``group_stats``, whose rows of sentence ``s`` are
+    ``group_offsets[s]:group_offsets[s + 1]``; ``values`` are the distinct values of each column of a
+    sentence's distinct rows (``value_offsets`` per sentence, ``value_columns`` their columns) and
+    ``value_ids[u, j]`` the entry of row ``u``'s column ``j`` (each log is taken once per value)."""
+
+    group: np.ndarray
+    group_offsets: np.ndarray
+    group_stats: np.ndarray
+    value_ids: np.ndarray
+    values: np.ndarray
+    value_columns: np.ndarray
+    value_offsets: np.ndarray
+
+
+class AveragedWeights(NamedTuple):
+    """The weights ``w`` and what their running average needs (:func:`_apply_update`, :func:`_averaged`)."""
+
+    w: np.ndarray
+    totals: np.ndarray
+    last: np.ndarray
+    state: np.ndarray
+
+
+class GainRule(NamedTuple):
+    """A sentence gain as the compiled code sees it (:func:`hypertune.tuners.hope_fear._gain`): its code,
+    order, linear-BLEU weights and the background pseudo-corpus (updated in place for code 0)."""
+
+    code: int
+    max_order: int
+    theta: np.ndarray
+    background: np.ndarray
+
+
 @_jit
 def _kbest_epoch(
-    order_idx,
-    offsets,
-    indptr,
-    indices,
-    data,
-    blocks,
-    stats,
-    group,
-    group_offsets,
-    group_stats,
-    group_values,
-    value_ids,
-    values,
-    value_columns,
-    value_offsets,
-    w,
-    totals,
-    last,
-    state,
-    background,
-    c_param,
-    decay,
-    model_bg,
-    safe_hope,
-    code,
-    max_order,
-    theta,
+    order_idx, rows, distinct, weights, gain, c_param, decay, model_bg, safe_hope
 ):  # pragma: no cover - compiled
     """One epoch of batch MIRA over k-best lists (Moses kbmira's loop, whole in compiled code). The gain is
     computed once per distinct statistics row of a sentence (``group``: row -> its distinct row in
     ``group_stats``, whose rows of sentence ``s`` are ``group_offsets[s]:group_offsets[s + 1]``)."""
+    offsets, indptr, indices, data, blocks, stats = rows
+    group, group_offsets, group_stats, value_ids, values, value_columns, value_offsets = distinct
+    w, totals, last, state = weights
+    code, max_order, theta, background = gain
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
@@ -195,23 +223,9 @@ def _kbest_epoch(
         n = hi - lo
         if n == 0:
             continue
-        _scores(lo, hi, blocks, width, indptr, indices, data, w, scores)
+        _scores(lo, hi, rows, width, w, scores)
         if code == 0:
-            _background_gains(
-                group_offsets[s],
-                group_offsets[s + 1],
-                value_offsets[s],
-                value_offsets[s + 1],
-                group_values,
-                value_ids,
-                values,
-                value_columns,
-                background,
-                max_order,
-                logs,
-                nonpositive,
-                group_gains,
-            )
+            _background_gains(s, distinct, background, max_order, logs, nonpositive, group_gains)
         else:
             for u in range(group_offsets[s], group_offsets[s + 1]):
                 group_gains[u] = _gain(code, group_stats[u], max_order, background, theta)
@@ -251,13 +265,18 @@ def _kbest_epoch(
 
 
 @_jit
-def _background_gains(
-    u_lo, u_hi, v_lo, v_hi, group_values, value_ids, values, value_columns, background, order, logs, nonpositive, out
-):  # pragma: no cover - compiled
+def _background_gains(s, distinct, background, order, logs, nonpositive, out):  # pragma: no cover - compiled
     """The background gain (:func:`hypertune.tuners.hope_fear._gain`, code 0, the same operations in the same
-    order) of the distinct statistics rows ``u_lo:u_hi`` of a sentence, taking every ``log(m_n + O_n)`` and
-    ``log(c_n + O_n)`` once per distinct value of the sentence's column (``values[v_lo:v_hi]``, column
-    ``value_columns``; ``value_ids[u, j]``: the entry of the row's column ``j``, global)."""
+    order) of sentence ``s``'s distinct statistics rows (:class:`DistinctStats`), taking every
+    ``log(m_n + O_n)`` and ``log(c_n + O_n)`` once per distinct value of the sentence's column."""
+    group_values, value_ids, values, value_columns = (
+        distinct.group_stats,
+        distinct.value_ids,
+        distinct.values,
+        distinct.value_columns,
+    )
+    u_lo, u_hi = distinct.group_offsets[s], distinct.group_offsets[s + 1]
+    v_lo, v_hi = distinct.value_offsets[s], distinct.value_offsets[s + 1]
     for v in range(v_lo, v_hi):
         x = values[v] + background[value_columns[v]]
         nonpositive[v] = x <= 0.0
@@ -284,8 +303,9 @@ def _background_gains(
 
 
 @_jit
-def _kbest_model_stats(offsets, indptr, indices, data, blocks, stats, w):  # pragma: no cover - compiled
+def _kbest_model_stats(rows, w):  # pragma: no cover - compiled
     """Summed statistics of every sentence's model-best hypothesis (first on ties)."""
+    offsets, blocks, stats = rows.offsets, rows.blocks, rows.stats
     total = np.zeros(stats.shape[1])
     longest = 1
     for s in range(offsets.size - 1):
@@ -296,7 +316,7 @@ def _kbest_model_stats(offsets, indptr, indices, data, blocks, stats, w):  # pra
         lo, hi = offsets[s], offsets[s + 1]
         if hi == lo:
             continue
-        _scores(lo, hi, blocks, width, indptr, indices, data, w, scores)
+        _scores(lo, hi, rows, width, w, scores)
         best = 0
         for i in range(1, hi - lo):
             if scores[i] > scores[best]:
@@ -618,9 +638,47 @@ def batch_mira(
 _DENSE_LIMIT = 1 << 26  # entries of the dense feature copy (:func:`_dense_blocks`)
 
 
+def _distinct_stats(rows: KbestRows) -> DistinctStats:
+    """The distinct statistics rows of every sentence (the gain is computed once for each), and the
+    distinct values of every column of them (their logs are taken once per sentence visit), compared as
+    floats, as the gain would see them."""
+    first = _first_equal(
+        rows.offsets, rows.indptr, rows.indices, rows.data, rows.stats, _bits(rows.stats), _bits(rows.data[:0]), False
+    )
+    distinct = first == np.arange(first.size)
+    rank = np.cumsum(distinct) - 1
+    group_stats = np.ascontiguousarray(rows.stats[distinct])
+    group_offsets = np.concatenate(([0], np.cumsum(distinct)))[rows.offsets].astype(np.int64)
+    groups, size = group_stats.shape
+    sentence = np.repeat(np.arange(rows.offsets.size - 1), np.diff(group_offsets))
+    column = np.tile(np.arange(size), groups)
+    flat = group_stats.ravel()
+    by = np.lexsort((flat, column, np.repeat(sentence, size)))
+    new = np.ones(flat.size, dtype=bool)
+    ordered_sentence = np.repeat(sentence, size)[by]
+    if flat.size:
+        new[1:] = (
+            (ordered_sentence[1:] != ordered_sentence[:-1])
+            | (column[by][1:] != column[by][:-1])
+            | ~(flat[by][1:] == flat[by][:-1])
+        )
+    ids = np.empty(flat.size, dtype=np.int64)
+    ids[by] = np.cumsum(new) - 1
+    sentences = np.arange(rows.offsets.size, dtype=np.int64)
+    return DistinctStats(
+        rank[first],
+        group_offsets,
+        group_stats,
+        ids.reshape(groups, size),
+        np.ascontiguousarray(flat[by][new]),
+        column[by][new].astype(np.int64),
+        np.searchsorted(ordered_sentence[new], sentences).astype(np.int64),
+    )
+
+
 class _KbestRunner:
     def __init__(self, tuning_set: TuningSet, decoder: HopeFearDecoder) -> None:
-        self.pack = pack = KbestPack.from_tuning_set(tuning_set, decoder)
+        pack = KbestPack.from_tuning_set(tuning_set, decoder)
         f = pack.features
         indptr, indices = f.indptr.astype(np.int64), f.indices.astype(np.int64)
         rows, width = f.shape
@@ -628,75 +686,26 @@ class _KbestRunner:
             blocks = _dense_blocks(pack.offsets, indptr, indices, f.data, width)
         else:
             blocks = np.zeros(0)
-        self.arrays = (pack.offsets, indptr, indices, f.data, blocks)
-        # the distinct statistics rows of every sentence (the gain is computed once for each)
-        first = _first_equal(
-            pack.offsets, indptr, indices, f.data, pack.stats, _bits(pack.stats), _bits(f.data[:0]), False
-        )
-        distinct = first == np.arange(first.size)
-        rank = np.cumsum(distinct) - 1
-        self.group = rank[first]
-        self.group_stats = np.ascontiguousarray(pack.stats[distinct])
-        self.group_offsets = np.concatenate(([0], np.cumsum(distinct)))[pack.offsets].astype(np.int64)
-        # the distinct values of every column of every sentence's distinct statistics rows (their logs are
-        # taken once per sentence visit); compared as floats, as the gain would see them
-        groups, size = self.group_stats.shape
-        sentence = np.repeat(np.arange(pack.offsets.size - 1), np.diff(self.group_offsets))
-        column = np.tile(np.arange(size), groups)
-        flat = self.group_stats.ravel()
-        by = np.lexsort((flat, column, np.repeat(sentence, size)))
-        new = np.ones(flat.size, dtype=bool)
-        ordered_sentence = np.repeat(sentence, size)[by]
-        if flat.size:
-            new[1:] = (
-                (ordered_sentence[1:] != ordered_sentence[:-1])
-                | (column[by][1:] != column[by][:-1])
-                | ~(flat[by][1:] == flat[by][:-1])
-            )
-        ids = np.empty(flat.size, dtype=np.int64)
-        ids[by] = np.cumsum(new) - 1
-        self.value_ids = ids.reshape(groups, size)
-        self.values = np.ascontiguousarray(flat[by][new])
-        self.value_columns = column[by][new].astype(np.int64)
-        sentences = np.arange(pack.offsets.size, dtype=np.int64)
-        self.value_offsets = np.searchsorted(ordered_sentence[new], sentences).astype(np.int64)
+        self.rows = KbestRows(pack.offsets, indptr, indices, f.data, blocks, pack.stats)
+        self.distinct = _distinct_stats(self.rows)
 
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
-        offsets, indptr, indices, data, blocks = self.arrays
+        background = gain.background if gain.kind == "background" else gain.background.copy()
         updates, loss = _kbest_epoch(
             order_idx,
-            offsets,
-            indptr,
-            indices,
-            data,
-            blocks,
-            self.pack.stats,
-            self.group,
-            self.group_offsets,
-            self.group_stats,
-            self.group_stats,
-            self.value_ids,
-            self.values,
-            self.value_columns,
-            self.value_offsets,
-            w,
-            totals,
-            last,
-            state,
-            gain.background if gain.kind == "background" else gain.background.copy(),
+            self.rows,
+            self.distinct,
+            AveragedWeights(w, totals, last, state),
+            GainRule(gain.code, gain.max_order, gain.theta, background),
             float(options.C),
             float(options.decay) if gain.kind == "background" else 1.0,
             bool(options.model_bg),
             bool(options.safe_hope),
-            gain.code,
-            gain.max_order,
-            gain.theta,
         )
         return int(updates), float(loss)
 
     def model_stats(self, w: np.ndarray) -> np.ndarray:
-        offsets, indptr, indices, data, blocks = self.arrays
-        return _kbest_model_stats(offsets, indptr, indices, data, blocks, self.pack.stats, w)
+        return _kbest_model_stats(self.rows, w)
 
 
 class _ForestRunner:
