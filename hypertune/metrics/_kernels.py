@@ -14,6 +14,8 @@ Representation (see :mod:`hypertune.metrics.bleu` for the public side):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -22,6 +24,34 @@ _EMPTY = -1
 
 # Reference-length strategies (the integer codes the kernels understand).
 CLOSEST, SHORTEST, AVERAGE, IBM = 0, 1, 2, 3
+
+
+class ReferenceTables(NamedTuple):
+    """The reference side of a corpus, as the kernels read it: sentence ``s`` has references
+    ``sent_ref_offsets[s]:sent_ref_offsets[s + 1]`` of lengths ``ref_lengths``; its word table (global id
+    -> local id) is ``word_keys/word_values[word_offsets[s]:word_offsets[s + 1]]`` (``2**word_bits[s]``
+    slots), its n-gram table (key -> maximum reference count) ``gram_keys/gram_counts[gram_offsets[s]:...]``,
+    and ``bases[s]`` the numeral base of its n-gram keys."""
+
+    sent_ref_offsets: np.ndarray
+    ref_lengths: np.ndarray
+    word_offsets: np.ndarray
+    word_bits: np.ndarray
+    word_keys: np.ndarray
+    word_values: np.ndarray
+    gram_offsets: np.ndarray
+    gram_bits: np.ndarray
+    gram_keys: np.ndarray
+    gram_counts: np.ndarray
+    bases: np.ndarray
+
+
+class Hypotheses(NamedTuple):
+    """Hypothesis ``h`` is ``tokens[offsets[h]:offsets[h + 1]]`` (word ids) of sentence ``sentence[h]``."""
+
+    tokens: np.ndarray
+    offsets: np.ndarray
+    sentence: np.ndarray
 
 
 @nb.njit(cache=True, inline="always")
@@ -57,26 +87,26 @@ def _insert(keys: np.ndarray, base: np.int64, mask: np.int64, shift: np.uint64, 
 
 
 @nb.njit(cache=True)
-def build_tables(
-    ref_tokens: np.ndarray,
-    ref_offsets: np.ndarray,
-    sent_ref_offsets: np.ndarray,
-    word_offsets: np.ndarray,
-    word_bits: np.ndarray,
-    gram_offsets: np.ndarray,
-    gram_bits: np.ndarray,
-    max_order: int,
-    word_keys: np.ndarray,
-    word_values: np.ndarray,
-    gram_keys: np.ndarray,
-    gram_counts: np.ndarray,
-    bases: np.ndarray,
-) -> None:
+def build_tables(ref_tokens: np.ndarray, ref_offsets: np.ndarray, tables: ReferenceTables, max_order: int) -> None:
     """Fill the per-sentence word and n-gram tables (arrays pre-filled with -1 / 0 by the caller).
 
     ``gram_counts[slot]`` ends as the maximum count of that n-gram over the sentence's references
     (the clipping count of Papineni et al. 2002).
     """
+    sent_ref_offsets, word_offsets, word_bits, gram_offsets, gram_bits = (
+        tables.sent_ref_offsets,
+        tables.word_offsets,
+        tables.word_bits,
+        tables.gram_offsets,
+        tables.gram_bits,
+    )
+    word_keys, word_values, gram_keys, gram_counts, bases = (
+        tables.word_keys,
+        tables.word_values,
+        tables.gram_keys,
+        tables.gram_counts,
+        tables.bases,
+    )
     n_sent = sent_ref_offsets.shape[0] - 1
     max_gram = 0
     for s in range(n_sent):
@@ -160,28 +190,19 @@ def _reference_length(ref_lengths: np.ndarray, lo: int, hi: int, hyp_len: int, m
 def _stats_range(
     lo: int,
     hi: int,
-    hyp_tokens: np.ndarray,
-    hyp_offsets: np.ndarray,
-    hyp_sentence: np.ndarray,
-    word_offsets: np.ndarray,
-    word_bits: np.ndarray,
-    word_keys: np.ndarray,
-    word_values: np.ndarray,
-    gram_offsets: np.ndarray,
-    gram_bits: np.ndarray,
-    gram_keys: np.ndarray,
-    gram_counts: np.ndarray,
-    bases: np.ndarray,
-    ref_lengths: np.ndarray,
-    sent_ref_offsets: np.ndarray,
+    hyps: Hypotheses,
+    tables: ReferenceTables,
     max_order: int,
     mode: int,
     clip: bool,
     out: np.ndarray,
-    used: np.ndarray,
-    touched: np.ndarray,
-    local: np.ndarray,
+    scratch: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
+    """Statistics of hypotheses ``lo:hi`` into ``out`` (``scratch``: clipping counts, touched slots, local ids)."""
+    hyp_tokens, hyp_offsets, hyp_sentence = hyps
+    (sent_ref_offsets, ref_lengths, word_offsets, word_bits, word_keys, word_values,
+     gram_offsets, gram_bits, gram_keys, gram_counts, bases) = tables  # fmt: skip
+    used, touched, local = scratch
     for h in range(lo, hi):
         s = hyp_sentence[h]
         start = hyp_offsets[h]
@@ -231,20 +252,8 @@ def _stats_range(
 
 @nb.njit(cache=True, parallel=True)
 def hypothesis_stats(
-    hyp_tokens: np.ndarray,
-    hyp_offsets: np.ndarray,
-    hyp_sentence: np.ndarray,
-    word_offsets: np.ndarray,
-    word_bits: np.ndarray,
-    word_keys: np.ndarray,
-    word_values: np.ndarray,
-    gram_offsets: np.ndarray,
-    gram_bits: np.ndarray,
-    gram_keys: np.ndarray,
-    gram_counts: np.ndarray,
-    bases: np.ndarray,
-    ref_lengths: np.ndarray,
-    sent_ref_offsets: np.ndarray,
+    hyps: Hypotheses,
+    tables: ReferenceTables,
     max_order: int,
     mode: int,
     clip: bool,
@@ -259,7 +268,7 @@ def hypothesis_stats(
     references of sentence ``hyp_sentence[h]``. Work is split into ``n_chunks`` contiguous ranges
     run in parallel, each with its own clipping scratch space.
     """
-    n = hyp_offsets.shape[0] - 1
+    n = hyps.offsets.shape[0] - 1
     step = (n + n_chunks - 1) // n_chunks
     for c in nb.prange(n_chunks):
         lo = c * step
@@ -269,49 +278,13 @@ def hypothesis_stats(
         used = np.zeros(max_gram, dtype=np.int32)
         touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
         local = np.empty(max(1, max_len), dtype=np.int64)
-        _stats_range(
-            lo,
-            hi,
-            hyp_tokens,
-            hyp_offsets,
-            hyp_sentence,
-            word_offsets,
-            word_bits,
-            word_keys,
-            word_values,
-            gram_offsets,
-            gram_bits,
-            gram_keys,
-            gram_counts,
-            bases,
-            ref_lengths,
-            sent_ref_offsets,
-            max_order,
-            mode,
-            clip,
-            out,
-            used,
-            touched,
-            local,
-        )
+        _stats_range(lo, hi, hyps, tables, max_order, mode, clip, out, (used, touched, local))
 
 
 @nb.njit(cache=True)
 def hypothesis_stats_serial(
-    hyp_tokens: np.ndarray,
-    hyp_offsets: np.ndarray,
-    hyp_sentence: np.ndarray,
-    word_offsets: np.ndarray,
-    word_bits: np.ndarray,
-    word_keys: np.ndarray,
-    word_values: np.ndarray,
-    gram_offsets: np.ndarray,
-    gram_bits: np.ndarray,
-    gram_keys: np.ndarray,
-    gram_counts: np.ndarray,
-    bases: np.ndarray,
-    ref_lengths: np.ndarray,
-    sent_ref_offsets: np.ndarray,
+    hyps: Hypotheses,
+    tables: ReferenceTables,
     max_order: int,
     mode: int,
     clip: bool,
@@ -324,28 +297,5 @@ def hypothesis_stats_serial(
     used = np.zeros(max_gram, dtype=np.int32)
     touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
     local = np.empty(max(1, max_len), dtype=np.int64)
-    _stats_range(
-        0,
-        hyp_offsets.shape[0] - 1,
-        hyp_tokens,
-        hyp_offsets,
-        hyp_sentence,
-        word_offsets,
-        word_bits,
-        word_keys,
-        word_values,
-        gram_offsets,
-        gram_bits,
-        gram_keys,
-        gram_counts,
-        bases,
-        ref_lengths,
-        sent_ref_offsets,
-        max_order,
-        mode,
-        clip,
-        out,
-        used,
-        touched,
-        local,
-    )
+    scratch = (used, touched, local)
+    _stats_range(0, hyps.offsets.shape[0] - 1, hyps, tables, max_order, mode, clip, out, scratch)

@@ -78,28 +78,19 @@ class BleuReferences:
     """Reference n-gram tables of a set of sentences, built once (see :meth:`BleuMetric.prepare`)."""
 
     max_order: int
-    ref_lengths: np.ndarray
-    sent_ref_offsets: np.ndarray
-    word_offsets: np.ndarray
-    word_bits: np.ndarray
-    word_keys: np.ndarray
-    word_values: np.ndarray
-    gram_offsets: np.ndarray
-    gram_bits: np.ndarray
-    gram_keys: np.ndarray
-    gram_counts: np.ndarray
-    bases: np.ndarray
+    tables: _kernels.ReferenceTables
     max_gram: int
     inexact: dict[int, list[np.ndarray]] = field(default_factory=dict)
     """Sentences whose packed n-gram keys would overflow 63 bits: scored by the exact Python path."""
 
     @property
     def n_sentences(self) -> int:
-        return len(self.sent_ref_offsets) - 1
+        return len(self.tables.sent_ref_offsets) - 1
 
     def references(self, sentence: int) -> int:
         """Number of references of ``sentence``."""
-        return int(self.sent_ref_offsets[sentence + 1] - self.sent_ref_offsets[sentence])
+        offsets = self.tables.sent_ref_offsets
+        return int(offsets[sentence + 1] - offsets[sentence])
 
 
 def _table_sizes(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,21 +133,20 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
     gram_keys = np.full(int(gram_offsets[-1]), -1, dtype=np.int64)
     gram_counts = np.zeros(int(gram_offsets[-1]), dtype=np.int32)
     bases = np.zeros(n_sent, dtype=np.int64)
-    _kernels.build_tables(
-        ref_tokens,
-        ref_offsets,
+    tables = _kernels.ReferenceTables(
         sent_ref_offsets,
+        ref_lengths,
         word_offsets,
         word_bits,
-        gram_offsets,
-        gram_bits,
-        max_order,
         word_keys,
         word_values,
+        gram_offsets,
+        gram_bits,
         gram_keys,
         gram_counts,
         bases,
     )
+    _kernels.build_tables(ref_tokens, ref_offsets, tables, max_order)
     # Exactness: keys are base-B numerals with max_order digits; they must stay below 2**63.
     limit = int(np.floor((2**63 - 1) ** (1.0 / max_order))) - 1
     inexact: dict[int, list[np.ndarray]] = {}
@@ -165,17 +155,7 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
             inexact[int(s)] = [np.asarray(r, dtype=np.int64) for r in references[s]]
     return BleuReferences(
         max_order=max_order,
-        ref_lengths=ref_lengths,
-        sent_ref_offsets=sent_ref_offsets,
-        word_offsets=word_offsets,
-        word_bits=word_bits,
-        word_keys=word_keys,
-        word_values=word_values,
-        gram_offsets=gram_offsets,
-        gram_bits=gram_bits,
-        gram_keys=gram_keys,
-        gram_counts=gram_counts,
-        bases=bases,
+        tables=tables,
         max_gram=int(gram_sizes.max()) if n_sent else 1,
         inexact=inexact,
     )
@@ -222,29 +202,9 @@ def bleu_stats_batch(
     threads = numba.get_num_threads()
     parallel = n >= _PARALLEL_THRESHOLD and threads > 1
     kernel = _kernels.hypothesis_stats if parallel else _kernels.hypothesis_stats_serial
-    kernel(
-        tokens,
-        offsets,
-        sentence,
-        references.word_offsets,
-        references.word_bits,
-        references.word_keys,
-        references.word_values,
-        references.gram_offsets,
-        references.gram_bits,
-        references.gram_keys,
-        references.gram_counts,
-        references.bases,
-        references.ref_lengths,
-        references.sent_ref_offsets,
-        order,
-        mode,
-        clip,
-        threads * 8 if parallel else 1,
-        references.max_gram,
-        max_len,
-        out,
-    )
+    hypotheses = _kernels.Hypotheses(tokens, offsets, sentence)
+    chunks = threads * 8 if parallel else 1
+    kernel(hypotheses, references.tables, order, mode, clip, chunks, references.max_gram, max_len, out)
     if references.inexact:
         for h in np.flatnonzero(np.isin(sentence, list(references.inexact))):
             refs = references.inexact[int(sentence[h])]
