@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numba
 import numpy as np
@@ -74,6 +74,16 @@ _PRIME = 1099511628211  # FNV-64 prime: n-gram keys are h = h * P + (w + 1), wra
 
 
 # ---------------------------------------------------------------------- gains
+
+
+class GainRule(NamedTuple):
+    """A sentence gain as compiled code sees it (:func:`_gain`): its code, order, linear-BLEU weights and the
+    background pseudo-corpus (updated in place by the compiled MIRA epoch for code 0)."""
+
+    code: int
+    max_order: int
+    theta: np.ndarray
+    background: np.ndarray
 
 
 class Gain:
@@ -133,6 +143,11 @@ class Gain:
         rows = np.atleast_2d(array)
         out = _gain_rows(self.code, rows, self.max_order, self.background, self.theta)
         return float(out[0]) if array.ndim == 1 else out
+
+    def rule(self, order: int | None = None, background: np.ndarray | None = None) -> GainRule:
+        """This gain for compiled code (``order`` defaults to the gain's, ``background`` to its own)."""
+        order = self.max_order if order is None else order
+        return GainRule(self.code, order, self.theta, self.background if background is None else background)
 
     def update(self, stats: np.ndarray) -> None:
         """kbmira's pseudo-corpus update ``O <- decay * O + stats`` (background gain only)."""
@@ -234,8 +249,14 @@ def _lookup(keys, counts, key):  # pragma: no cover - compiled
 
 
 @_jit
-def _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg):
+def _sequence(e, forest, left, right, ylen, k, seq_word, seq_seg):
     """Edge ``e``'s yield with tails replaced by their boundary words (-1 = gap); returns the length."""
+    target_offsets, target, tail_offsets, tails = (
+        forest.target_offsets,
+        forest.target,
+        forest.tail_offsets,
+        forest.tails,
+    )
     length = 0
     for t in range(target_offsets[e], target_offsets[e + 1]):
         token = target[t]
@@ -266,28 +287,36 @@ def _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen,
     return length
 
 
+class ForestArrays(NamedTuple):
+    """A graph's structure as the compiled search reads it; its target without boundary words."""
+
+    node_offsets: np.ndarray
+    tail_offsets: np.ndarray
+    tails: np.ndarray
+    target_offsets: np.ndarray
+    target: np.ndarray
+
+
+class ReferenceNgrams(NamedTuple):
+    """What the approximate search needs of a sentence's references: the share of the source each node
+    covers (:func:`node_fractions`), the reference length, the reference n-grams (keys of
+    :func:`_ngram_keys`, sorted) with their clipping counts, and the longest edge sequence."""
+
+    fraction: np.ndarray
+    ref_len: float
+    ref_keys: np.ndarray
+    ref_counts: np.ndarray
+    max_sequence: int
+
+
 @_jit
-def _forest_search(
-    node_offsets,
-    tail_offsets,
-    tails,
-    target_offsets,
-    target,
-    edge_scores,
-    fraction,
-    ref_len,
-    ref_keys,
-    ref_counts,
-    order,
-    code,
-    background,
-    theta,
-    model_weight,
-    bleu_weight,
-    max_sequence,
-):  # pragma: no cover - compiled
+def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight):  # pragma: no cover - compiled
     """Viterbi with the gain folded in, each node carrying its winner's statistics and boundary words
-    (Moses ``Viterbi``/``HgBleuScorer``). Returns the winning in-edge of every node."""
+    (Moses ``Viterbi``/``HgBleuScorer``). ``gain`` is a :class:`GainRule`. Returns the winning in-edge
+    of every node."""
+    node_offsets, tail_offsets, tails = forest.node_offsets, forest.tail_offsets, forest.tails
+    fraction, ref_len, ref_keys, ref_counts, max_sequence = refs
+    code, order, theta, background = gain
     n = node_offsets.size - 1
     k = order - 1
     width = max(k, 1)
@@ -310,7 +339,7 @@ def _forest_search(
             inside = edge_scores[e]
             for t in range(tail_offsets[e], tail_offsets[e + 1]):
                 inside += model[tails[t]]
-            length = _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg)
+            length = _sequence(e, forest, left, right, ylen, k, seq_word, seq_seg)
             for j in range(size):
                 stats[j] = 0.0
             for t in range(tail_offsets[e], tail_offsets[e + 1]):
@@ -370,7 +399,7 @@ def _forest_search(
             node_stats[v, j] = best_stats[j]
         # boundary words of the winner
         e = best_edge[v]
-        length = _sequence(e, target_offsets, target, tail_offsets, tails, left, right, ylen, k, seq_word, seq_seg)
+        length = _sequence(e, forest, left, right, ylen, k, seq_word, seq_seg)
         words = 0
         gap = False
         for p in range(length):
@@ -626,24 +655,10 @@ class HopeFearDecoder:
         data = self._sentence(sentence)
         if self.search == "exact":
             return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
+        forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
+        refs = ReferenceNgrams(data.fraction, data.ref_len, data.ref_keys, data.ref_counts, data.max_sequence)
         best_edge, _, _ = _forest_search(
-            hg.node_offsets,
-            hg.tail_offsets,
-            hg.tails,
-            data.target_offsets,
-            data.target,
-            scores,
-            data.fraction,
-            data.ref_len,
-            data.ref_keys,
-            data.ref_counts,
-            self.max_order,
-            gain.code,
-            gain.background,
-            gain.theta,
-            float(model_weight),
-            float(bleu_weight),
-            data.max_sequence,
+            forest, refs, scores, gain.rule(self.max_order), float(model_weight), float(bleu_weight)
         )
         return _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
 

@@ -181,16 +181,6 @@ class AveragedWeights(NamedTuple):
     state: np.ndarray
 
 
-class GainRule(NamedTuple):
-    """A sentence gain as the compiled code sees it (:func:`hypertune.tuners.hope_fear._gain`): its code,
-    order, linear-BLEU weights and the background pseudo-corpus (updated in place for code 0)."""
-
-    code: int
-    max_order: int
-    theta: np.ndarray
-    background: np.ndarray
-
-
 @_jit
 def _kbest_epoch(
     order_idx, rows, distinct, weights, gain, c_param, decay, model_bg, safe_hope
@@ -696,7 +686,7 @@ class _KbestRunner:
             self.rows,
             self.distinct,
             AveragedWeights(w, totals, last, state),
-            GainRule(gain.code, gain.max_order, gain.theta, background),
+            gain.rule(background=background),
             float(options.C),
             float(options.decay) if gain.kind == "background" else 1.0,
             bool(options.model_bg),
