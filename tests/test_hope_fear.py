@@ -191,3 +191,30 @@ def test_bleu_plus_one_and_linear_gains():
         before = np.asarray(gain.score(stats))
         gain.update(stats[0])
         np.testing.assert_array_equal(gain.score(stats), before)
+
+
+@given(
+    st.lists(st.lists(st.integers(1, 6), min_size=0, max_size=9), min_size=1, max_size=4),
+    st.integers(1, 4),
+)
+def test_ngram_keys_are_exact(sequences, order):
+    """Two n-grams (of any orders) share a key exactly when they are the same words: checked against the
+    n-grams themselves, enumerated by hand."""
+    from hypertune.tuners.hope_fear import _ngram_keys
+
+    tokens = np.asarray([w for seq in sequences for w in seq], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum([len(seq) for seq in sequences]))).astype(np.int64)
+    keys, owner = _ngram_keys(tokens, offsets, order, 7)
+    grams = [
+        (s, tuple(seq[p - n + 1 : p + 1]))
+        for s, seq in enumerate(sequences)
+        for p in range(len(seq))
+        for n in range(1, order + 1)
+        if p - n + 1 >= 0
+    ]
+    assert [int(o) for o in owner] == [s for s, _ in grams]
+    by_key: dict[int, set] = {}
+    for key, (_, gram) in zip(keys, grams, strict=True):
+        by_key.setdefault(int(key), set()).add(gram)
+    assert all(len(same) == 1 for same in by_key.values())
+    assert len(by_key) == len({gram for _, gram in grams})

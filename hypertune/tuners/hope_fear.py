@@ -70,7 +70,6 @@ BLEU_RATIO = 5.0
 """Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
 
 _jit = numba.njit(cache=True, nogil=True)
-_PRIME = 1099511628211  # FNV-64 prime: n-gram keys are h = h * P + (w + 1), wrapping in 64 bits
 
 
 # ---------------------------------------------------------------------- gains
@@ -214,8 +213,11 @@ class HopeFear:
 
 
 @_jit
-def _ngram_keys(tokens, offsets, order):  # pragma: no cover - compiled
-    """Keys of every n-gram (orders 1..order) of every sequence, and the sequence each comes from."""
+def _ngram_keys(tokens, offsets, order, base):  # pragma: no cover - compiled
+    """Keys of every n-gram (orders 1..order) of every sequence, and the sequence each comes from. Tokens
+    are local ids ``1 .. base - 1`` (see :class:`ReferenceNgrams`); the key of the n-gram ending at ``p`` is
+    the base-``base`` numeral of its words read from ``p`` leftwards. All digits are non-zero, so keys are
+    exact: different n-grams, of any orders, never share one."""
     total = 0
     for s in range(offsets.size - 1):
         length = offsets[s + 1] - offsets[s]
@@ -233,7 +235,7 @@ def _ngram_keys(tokens, offsets, order):  # pragma: no cover - compiled
                 start = p - n + 1
                 if start < lo:
                     break
-                h = h * np.int64(_PRIME) + tokens[start] + 1
+                h = h * base + tokens[start]
                 keys[k] = h
                 owner[k] = s
                 k += 1
@@ -300,13 +302,16 @@ class ForestArrays(NamedTuple):
 class ReferenceNgrams(NamedTuple):
     """What the approximate search needs of a sentence's references: the share of the source each node
     covers (:func:`node_fractions`), the reference length, the reference n-grams (keys of
-    :func:`_ngram_keys`, sorted) with their clipping counts, and the longest edge sequence."""
+    :func:`_ngram_keys`, sorted) with their clipping counts, the longest edge sequence, and the numeral
+    base of the keys. Words are *local ids*: the distinct reference words are ``1 .. base - 1`` and every
+    other word is 0 (it matches nothing), as in the BLEU kernels (:mod:`hypertune.metrics._kernels`)."""
 
     fraction: np.ndarray
     ref_len: float
     ref_keys: np.ndarray
     ref_counts: np.ndarray
     max_sequence: int
+    base: int
 
 
 @_jit
@@ -315,7 +320,7 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
     (Moses ``Viterbi``/``HgBleuScorer``). ``gain`` is a :class:`GainRule`. Returns the winning in-edge
     of every node."""
     node_offsets, tail_offsets, tails = forest.node_offsets, forest.tail_offsets, forest.tails
-    fraction, ref_len, ref_keys, ref_counts, max_sequence = refs
+    fraction, ref_len, ref_keys, ref_counts, max_sequence, base = refs
     code, order, theta, background = gain
     n = node_offsets.size - 1
     k = order - 1
@@ -354,13 +359,16 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
                     run_start = p + 1
                     continue
                 h = np.int64(0)
+                unseen = False  # a word no reference has (local id 0): no match, key -m groups them per order
                 for m in range(1, order + 1):
                     start = p - m + 1
                     if start < run_start:
                         break
-                    h = h * np.int64(_PRIME) + seq_word[start] + 1
+                    digit = seq_word[start]
+                    unseen = unseen or digit == 0
+                    h = h * base + digit
                     if seq_seg[p] < 0 or seq_seg[start] != seq_seg[p]:
-                        gram_keys[g] = h
+                        gram_keys[g] = -m if unseen else h
                         gram_order[g] = m
                         g += 1
             # sort the keys (insertion sort: a few dozen per edge) and clip each distinct n-gram's count
@@ -492,8 +500,20 @@ class _Sentence:
     ref_keys: np.ndarray
     ref_counts: np.ndarray
     max_sequence: int
+    base: int
     intersection: NgramIntersection | None = None
     gram_gains: np.ndarray | None = None
+
+
+def _local_ids(tokens: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Word ids as local ids: ``words[i]`` (sorted) is ``i + 1``, any other word 0; negative tokens (tail
+    references, gaps) stay as they are."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if words.size == 0:
+        return np.where(tokens >= 0, 0, tokens)
+    position = np.minimum(np.searchsorted(words, tokens), words.size - 1)
+    local = np.where(words[position] == tokens, position + 1, 0)
+    return np.where(tokens >= 0, local, tokens).astype(np.int64)
 
 
 def node_fractions(hg: Hypergraph) -> np.ndarray:
@@ -626,7 +646,13 @@ class HopeFearDecoder:
         order = self.max_order
         offsets = np.concatenate(([0], np.cumsum([r.size for r in refs]))).astype(np.int64)
         tokens = np.concatenate(refs) if refs else np.zeros(0, dtype=np.int64)
-        keys, owner = _ngram_keys(tokens, offsets, order)
+        # local ids: reference words 1 .. R (exact n-gram keys in base R + 1), every other word 0
+        words = np.unique(tokens)
+        base = words.size + 1
+        if float(base) ** order >= 2.0**63:
+            raise UsageError(f"{words.size} distinct reference words are too many for exact {order}-gram keys")
+        target = _local_ids(target, words)
+        keys, owner = _ngram_keys(_local_ids(tokens, words), offsets, order, base)
         if keys.size:
             pairs, counts = np.unique(np.stack([owner, keys], axis=1), axis=0, return_counts=True)
             unique_keys, inverse = np.unique(pairs[:, 1], return_inverse=True)
@@ -638,7 +664,7 @@ class HopeFearDecoder:
         arity = np.diff(hg.tail_offsets)
         longest = int((np.diff(target_offsets) + arity * (2 * order - 1)).max()) + 1
         data = _Sentence(
-            target_offsets, target, node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest
+            target_offsets, target, node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest, base
         )
         self._cache[sentence] = data
         return data
@@ -656,7 +682,9 @@ class HopeFearDecoder:
         if self.search == "exact":
             return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
         forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
-        refs = ReferenceNgrams(data.fraction, data.ref_len, data.ref_keys, data.ref_counts, data.max_sequence)
+        refs = ReferenceNgrams(
+            data.fraction, data.ref_len, data.ref_keys, data.ref_counts, data.max_sequence, data.base
+        )
         best_edge, _, _ = _forest_search(
             forest, refs, scores, gain.rule(self.max_order), float(model_weight), float(bleu_weight)
         )
