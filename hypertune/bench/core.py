@@ -17,10 +17,14 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Figure:
+    """One measured figure: the median wall time, the project's target for it (seconds) and where that
+    target comes from (``anchor``: the project's own goal, or the tool it must beat on this machine)."""
+
     name: str
     seconds: float
-    target: float | None = None  # seconds, from the issue that asked for it
+    target: float | None = None
     detail: str = ""
+    anchor: str = "project goal"
 
     @property
     def met(self) -> bool | None:

@@ -64,14 +64,18 @@ def run(args: argparse.Namespace) -> int:
             figures += suite(args.shared, args.workdir)
     lines = []
     for f in figures:
-        target = "" if f.target is None else f"  (target {_ms(f.target)}: {'met' if f.met else 'MISSED'})"
+        goal = "" if f.target is None else f"project goal {_ms(f.target)}"
+        if f.target is not None and f.anchor != "project goal":
+            goal = f"goal {_ms(f.target)}: {f.anchor}"
+        target = f"  ({goal}; {'met' if f.met else 'MISSED'})" if goal else ""
         lines.append(f"{f.name}: {_ms(f.seconds)}{target}  [{f.detail}]")
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     payload = {
         "machine": machine,
         "date": datetime.date.today().isoformat(),
         "figures": [
-            {"name": f.name, "seconds": f.seconds, "target_seconds": f.target, "detail": f.detail} for f in figures
+            {"name": f.name, "seconds": f.seconds, "target_seconds": f.target, "anchor": f.anchor, "detail": f.detail}
+            for f in figures
         ],
     }
     emit(args, "\n".join([f"# {machine}, {payload['date']}", *lines]), payload)
