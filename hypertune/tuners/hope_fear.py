@@ -493,14 +493,9 @@ def _sparse_sum(edges, indptr, indices, data, dense, touched):  # pragma: no cov
 class _Sentence:
     """What the approximate search needs of one graph, computed once."""
 
-    target_offsets: np.ndarray
+    target_offsets: np.ndarray  # the target without boundary words, in local ids
     target: np.ndarray
-    fraction: np.ndarray
-    ref_len: float
-    ref_keys: np.ndarray
-    ref_counts: np.ndarray
-    max_sequence: int
-    base: int
+    refs: ReferenceNgrams
     intersection: NgramIntersection | None = None
     gram_gains: np.ndarray | None = None
 
@@ -663,9 +658,8 @@ class HopeFearDecoder:
         ref_len = float(min((r.size for r in refs), default=0))
         arity = np.diff(hg.tail_offsets)
         longest = int((np.diff(target_offsets) + arity * (2 * order - 1)).max()) + 1
-        data = _Sentence(
-            target_offsets, target, node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest, base
-        )
+        refs = ReferenceNgrams(node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest, base)
+        data = _Sentence(target_offsets, target, refs)
         self._cache[sentence] = data
         return data
 
@@ -682,11 +676,8 @@ class HopeFearDecoder:
         if self.search == "exact":
             return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
         forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
-        refs = ReferenceNgrams(
-            data.fraction, data.ref_len, data.ref_keys, data.ref_counts, data.max_sequence, data.base
-        )
         best_edge, _, _ = _forest_search(
-            forest, refs, scores, gain.rule(self.max_order), float(model_weight), float(bleu_weight)
+            forest, data.refs, scores, gain.rule(self.max_order), float(model_weight), float(bleu_weight)
         )
         return _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
 
