@@ -59,7 +59,7 @@ from hypertune.metrics.background import SCALE_MOSES, background_bleu
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
 from hypertune.metrics.bleu import bleu_plus_one
 from hypertune.metrics.linear_bleu import linear_bleu_gain
-from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.corpus import TuningSet, model_best_rows
 
 GainKind = Literal["background", "bleu+1", "linear"]
 GAINS: tuple[str, ...] = ("background", "bleu+1", "linear")
@@ -762,7 +762,7 @@ class HopeFearDecoder:
         hg = self.tuning_set.graphs[sentence]
         scores = self.edge_scores(sentence, weights)
         if hg.is_kbest:
-            return self._kbest(sentence)[1 + int(np.argmax(scores[1:]))]
+            return self._kbest(sentence)[model_best_rows(scores, np.array([1, scores.size], dtype=np.int64))[0]]
         _, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
         edges = _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
         return self.stats_of(sentence, [self.words(sentence, edges)])[0]

@@ -48,7 +48,7 @@ from hypertune.compiled import csc_matvec_rows, csr_matvec, viterbi_inside
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.corpus import TuningSet, model_best_rows
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
 
@@ -215,10 +215,7 @@ class LineSearcher:
     def best_stats(self, w: np.ndarray) -> np.ndarray:
         """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
         if self.kbest:
-            scores = self.features @ w
-            best = np.maximum.reduceat(scores, self.offsets[:-1])
-            winners = np.flatnonzero(scores == best[self.sentence_of])
-            firsts = winners[np.searchsorted(winners, self.offsets[:-1])]  # the first best of each sentence
+            firsts = model_best_rows(np.ascontiguousarray(self.features @ w), self.offsets.astype(np.int64))
             return self.stats[firsts].sum(axis=0)
         yields = []
         sentences = []

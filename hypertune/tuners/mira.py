@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import TuningSet, prune_tuning_set
+from hypertune.tuners.corpus import TuningSet, model_best_rows, prune_tuning_set
 from hypertune.tuners.hope_fear import (
     Gain,
     GainKind,
@@ -294,25 +294,17 @@ def _background_gains(s, distinct, background, order, logs, nonpositive, out):  
 
 @_jit
 def _kbest_model_stats(rows, w):  # pragma: no cover - compiled
-    """Summed statistics of every sentence's model-best hypothesis (first on ties)."""
+    """Summed statistics of every sentence's model-best hypothesis (:func:`model_best_rows`)."""
     offsets, blocks, stats = rows.offsets, rows.blocks, rows.stats
     total = np.zeros(stats.shape[1])
-    longest = 1
-    for s in range(offsets.size - 1):
-        longest = max(longest, offsets[s + 1] - offsets[s])
-    scores = np.empty(longest)
+    scores = np.empty(max(offsets[-1], 1))
     width = blocks.size // max(offsets[-1], 1)
     for s in range(offsets.size - 1):
-        lo, hi = offsets[s], offsets[s + 1]
-        if hi == lo:
-            continue
-        _scores(lo, hi, rows, width, w, scores)
-        best = 0
-        for i in range(1, hi - lo):
-            if scores[i] > scores[best]:
-                best = i
-        for j in range(stats.shape[1]):
-            total[j] += stats[lo + best, j]
+        _scores(offsets[s], offsets[s + 1], rows, width, w, scores[offsets[s] : offsets[s + 1]])
+    for best in model_best_rows(scores, offsets):
+        if best >= 0:
+            for j in range(stats.shape[1]):
+                total[j] += stats[best, j]
     return total
 
 
