@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -26,6 +27,17 @@ import numpy as np
 from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
 
 _jit = numba.njit(cache=True, nogil=True)
+
+
+class EdgeLines(NamedTuple):
+    """A graph (or a packed corpus) as the probing kernels read it: its structure, and every edge's line
+    ``b_edge[e] + γ · m_edge[e]`` (intercept and slope)."""
+
+    node_offsets: np.ndarray
+    tail_offsets: np.ndarray
+    tails: np.ndarray
+    b_edge: np.ndarray
+    m_edge: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -203,15 +215,15 @@ def envelope_by_probing(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarr
     identical lines, each method keeps its own (both keep one). The result stores only the goal lines'
     derivations.
     """
-    left, slope, intercept, goal_lines, line_edge, line_tails = _probing_kernel(
+    graph = EdgeLines(
         hg.node_offsets,
         hg.tail_offsets,
         hg.tails,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         np.ascontiguousarray(slopes, dtype=np.float64),
-        0,
-        hg.num_nodes,
-        max(1, hg.max_arity),
+    )
+    left, slope, intercept, goal_lines, line_edge, line_tails = _probing_kernel(
+        graph, 0, hg.num_nodes, max(1, hg.max_arity)
     )
     return EnvelopeResult(left, slope, intercept, goal_lines, line_edge, line_tails, hg)
 
@@ -227,25 +239,20 @@ def packed_envelopes(
     GIL: threads can share a corpus.
     """
     last = len(packed) if last is None else last
-    return _packed_kernel(
+    graph = EdgeLines(
         packed.node_offsets,
         packed.tail_offsets,
         packed.tails,
-        packed.target_offsets,
-        packed.target,
-        packed.node_starts,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         np.ascontiguousarray(slopes, dtype=np.float64),
-        packed.max_arity,
-        first,
-        last,
+    )
+    return _packed_kernel(
+        graph, packed.target_offsets, packed.target, packed.node_starts, packed.max_arity, first, last
     )
 
 
 @_jit
-def _packed_kernel(
-    node_offsets, tail_offsets, tails, target_offsets, target, node_starts, b_edge, m_edge, max_arity, first, last
-):  # pragma: no cover - compiled
+def _packed_kernel(graph, target_offsets, target, node_starts, max_arity, first, last):  # pragma: no cover - compiled
     sizes = np.zeros(last - first, dtype=np.int64)
     left = np.empty(64)
     tokens = np.empty(1024, dtype=np.int64)
@@ -253,9 +260,7 @@ def _packed_kernel(
     segments = 0
     for g in range(first, last):
         lo, hi = node_starts[g], node_starts[g + 1]
-        goal_left, _, _, goal_lines, line_edge, line_tails = _probing_kernel(
-            node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity
-        )
+        goal_left, _, _, goal_lines, line_edge, line_tails = _probing_kernel(graph, lo, hi, max_arity)
         words, offsets = _yields_kernel(goal_lines, line_edge, line_tails, target_offsets, target)
         k = goal_left.size
         if segments + k > left.size:
@@ -273,11 +278,12 @@ def _packed_kernel(
 
 
 @_jit
-def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity):  # pragma: no cover
+def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     """Envelope of the goal ``hi - 1`` of the graph on nodes ``lo:hi`` (see :func:`envelope_by_probing`)."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
     first_edge, last_edge = node_offsets[lo], node_offsets[hi]
     if not (_well_scaled(b_edge, first_edge, last_edge) and _well_scaled(m_edge, first_edge, last_edge)):
-        return _semiring_goal(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity)
+        return _semiring_goal(graph, lo, hi, max_arity)
     n = hi - lo
     width = 8
     best = np.empty((n, width))
@@ -305,7 +311,7 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
     lines = 0
     for p in range(2):
         b, m, top, store_edge, store_tails = _store_derivation(
-            best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
+            best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
         )
         if p == 1 and m == line_m[0]:  # every derivation has the same slope: one line
             break
@@ -336,12 +342,12 @@ def _probing_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, m
             best = np.empty((n, 2 * count))
             best_edge = np.empty((n, 2 * count), dtype=np.int64)
             scratch = np.empty(2 * count)
-        _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points, count, best, best_edge, scratch)
+        _probe_pass(graph, lo, hi, points, count, best, best_edge, scratch)
         for p in range(count):
             i = gap[p]
             j = nxt[i]
             b, m, top, store_edge, store_tails = _store_derivation(
-                best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
+                best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
             )
             # keep it if its slope lies strictly between and its segment has positive width (the hull rule)
             above = (
@@ -389,8 +395,9 @@ def _well_scaled(values, first, last):  # pragma: no cover - compiled
 
 
 @_jit
-def _semiring_goal(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, max_arity):  # pragma: no cover
+def _semiring_goal(graph, lo, hi, max_arity):  # pragma: no cover
     """:func:`_probing_kernel`'s result computed by the envelope semiring (on a local copy of the graph)."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
     first_edge, last_edge = node_offsets[lo], node_offsets[hi]
     first_tail, last_tail = tail_offsets[first_edge], tail_offsets[last_edge]
     left, slope, intercept, line_edge, line_tails, start, end = _envelope_kernel(
@@ -436,13 +443,14 @@ def _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, be
 
 
 @_jit
-def _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points, count, best, best_edge, score):
+def _probe_pass(graph, lo, hi, points, count, best, best_edge, score):
     """Viterbi at every ``points[:count]`` at once: each node's best score and in-edge (first on ties).
     Loops over the points innermost, without branches, so they vectorize; one or two points go one at a
     time (the vector loops' set-up costs more than a second pass). Scores sum as ``b + x·m + tails``."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
     if count <= 2:  # pragma: no cover - compiled
         for p in range(count):
-            _probe_one(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, points[p], p, best, best_edge)
+            _probe_one(graph, lo, hi, points[p], p, best, best_edge)
         return
     for v in range(lo, hi):  # pragma: no cover - compiled
         i = v - lo
@@ -469,11 +477,12 @@ def _probe_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, point
 
 @_jit
 def _store_derivation(
-    best_edge, p, lo, hi, tail_offsets, tails, b_edge, m_edge, store_edge, store_tails, stored, work
+    best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
 ):  # pragma: no cover - compiled
     """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` to the store (post-order: tails
     first) and return its line ``(intercept, slope)``, the new store size (its root is the last entry)
     and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order."""
+    tail_offsets, tails, b_edge, m_edge = graph.tail_offsets, graph.tails, graph.b_edge, graph.m_edge
     node, next_tail, kids, b, m = work
     depth = 1
     node[0] = hi - 1 - lo
@@ -596,8 +605,9 @@ def _yields_kernel(goal_lines, line_edge, line_tails, target_offsets, target):  
 
 
 @_jit
-def _probe_one(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, x, p, best, best_edge):  # pragma: no cover
+def _probe_one(graph, lo, hi, x, p, best, best_edge):  # pragma: no cover
     """:func:`_probe_pass` for the single point ``x``, into column ``p``."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
     for v in range(lo, hi):
         i = v - lo
         e0 = node_offsets[v]
