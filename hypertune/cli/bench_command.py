@@ -6,6 +6,8 @@ import argparse
 import datetime
 import os
 import platform
+import shutil
+import sys
 import tempfile
 
 from hypertune.bench import SHARED_SUITES, SUITES, engine_figures, metric_figures
@@ -42,6 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="where generated benchmark corpora are kept between runs",
     )
+    parser.add_argument(
+        "--clean",
+        action="store_true",
+        help="remove the generated corpora in --workdir when done (by default they are kept and reused)",
+    )
     parser.add_argument("--edges", type=int, default=100_000, help="forest size for the engine suite")
     parser.add_argument("--features", type=int, default=20, help="dense features for the engine suite")
     parser.add_argument("--hypotheses", type=int, default=1_000_000, help="hypotheses for the metrics suite")
@@ -51,17 +58,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def _say(args: argparse.Namespace, message: str) -> None:
+    """Progress, one line a suite: long runs say what they are doing, on a terminal or not (not under
+    --json or --quiet)."""
+    if not (args.json or args.quiet):
+        print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     figures = []
     if args.suite in ("engine", "all"):
+        _say(args, f"engine suite ({args.edges} edges, {args.repeat} runs a figure)")
         figures += engine_figures(args.edges, args.features, max(1, args.repeat), args.seed)
     if args.suite in ("metrics", "all"):
+        _say(args, f"metrics suite ({args.hypotheses} hypotheses)")
         figures += metric_figures(args.hypotheses, args.seed)
     for name, suite in SHARED_SUITES.items():
         if args.suite in (name, "all"):
             if not os.path.isdir(os.path.join(args.shared, "data")):
                 raise UsageError(f"--suite {name} needs the shared reference data: no {args.shared}/data")
+            _say(args, f"{name} suite (corpora in {args.workdir}; minutes)")
             figures += suite(args.shared, args.workdir)
+    if args.clean and os.path.isdir(args.workdir):
+        shutil.rmtree(args.workdir)
+        _say(args, f"removed {args.workdir}")
     lines = []
     for f in figures:
         goal = "" if f.target is None else f"project goal {_ms(f.target)}"
