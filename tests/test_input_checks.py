@@ -488,3 +488,14 @@ def test_decode_labels_each_graph_with_its_sentence_id(tmp_path, capsys):
     weights.write_text("f 1\n")
     code, out, _ = run(capsys, "decode", nbest, "-w", weights)
     assert out == "3\t1\ta b\n7\t2\tc\n"
+
+
+def test_an_n_best_list_for_a_sentence_without_its_graph_is_said(tmp_path):
+    """Accumulation adds n-best lists to lattices and forests; a list whose id no graph has is a new
+    sentence, which is said rather than silently tuned on."""
+    nbest = tmp_path / "envelope.nbest"
+    nbest.write_text("0 ||| the cottage ||| tm= -1 ||| 0\n1 ||| a house ||| tm= -2 ||| 0\n")
+    graphs = read_graphs([str(FOREST), str(nbest)])
+    with pytest.warns(HypertuneWarning, match=r"sentence\(s\) 1 have only n-best lists"):
+        tuning_set = TuningSet.from_corpus(graphs, [["the cottage"], ["a house"]], BleuMetric(tokenize="none"))
+    assert tuning_set.sentence_ids == [0, 1] and not tuning_set.graphs[0].is_kbest and tuning_set.graphs[1].is_kbest

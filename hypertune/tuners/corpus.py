@@ -239,6 +239,10 @@ def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], 
             sid, position = position, position + 1
         groups.setdefault(sid, []).append(hg)
     ids = sorted(groups)
+    lists_only = [sid for sid in ids if all(g.is_kbest for g in groups[sid])]
+    if lists_only and len(lists_only) < len(ids):  # accumulation adds n-best lists to graphs, not sentences
+        shown = ", ".join(map(str, lists_only[:5])) + (" ..." if len(lists_only) > 5 else "")
+        warn(f"sentence(s) {shown} have only n-best lists while the others have lattices or hypergraphs")
     sentences = []
     for sid in ids:
         group = groups[sid]
