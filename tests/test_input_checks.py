@@ -499,3 +499,26 @@ def test_an_n_best_list_for_a_sentence_without_its_graph_is_said(tmp_path):
     with pytest.warns(HypertuneWarning, match=r"sentence\(s\) 1 have only n-best lists"):
         tuning_set = TuningSet.from_corpus(graphs, [["the cottage"], ["a house"]], BleuMetric(tokenize="none"))
     assert tuning_set.sentence_ids == [0, 1] and not tuning_set.graphs[0].is_kbest and tuning_set.graphs[1].is_kbest
+
+
+def test_a_positional_graph_meeting_a_named_one_is_said(tmp_path):
+    """A cdec forest is sentence 0 by position; a Moses hypergraph file 0.gz names sentence 0: they are
+    joined (accumulation), which may not be what the user meant, so it is said."""
+    named = tmp_path / "0.gz"
+    named.write_bytes(gzip.compress((FIXTURES / "formats" / "toy.moses-hg").read_bytes()))
+    graphs = read_graphs([str(FIXTURES / "formats" / "toy.cdec.json"), str(named)])
+    with pytest.warns(HypertuneWarning, match=r"sentence\(s\) 0 join a graph numbered by its position"):
+        tuning_set = TuningSet.from_corpus(graphs, [["a b c"]], BleuMetric(tokenize="none"))
+    assert tuning_set.sentence_ids == [0]
+    assert tuning_set.graphs[0].count_derivations() == sum(g.count_derivations() for g in graphs)
+
+
+def test_graph_inputs_from_pipes_are_refused_not_shortened(capsys):
+    read, write = os.pipe()
+    os.write(write, NBEST.read_bytes())
+    os.close(write)
+    try:
+        code, out, err = run(capsys, "mert", f"/dev/fd/{read}", "--refs", *REFS, "--init", INIT)
+    finally:
+        os.close(read)
+    assert code == 1 and out == "" and "not a pipe" in err and err.count("\n") == 1

@@ -9,7 +9,7 @@ from hypertune.cli.common import emit, percent, write_or_print
 from hypertune.errors import InputError, UsageError
 from hypertune.formats import FORMATS, read_graphs, read_references
 from hypertune.formats.extractor import read_featstat, sibling
-from hypertune.formats.io import read_head, read_text
+from hypertune.formats.io import read_head, read_text, require_rereadable
 from hypertune.formats.nbest import feature_order, read_zmert
 from hypertune.formats.weights import (
     detect_weights_format,
@@ -146,6 +146,7 @@ def load_graphs(args: argparse.Namespace) -> list:
     for path in inputs:
         if not os.path.exists(path):
             raise InputError("no such file or directory", path)
+        require_rereadable(path)
         if kinds[path] == "FEATURES":
             graphs.extend(read_featstat(path, space, vocabulary, partner[path]))
         elif kinds[path] == "SCORES":

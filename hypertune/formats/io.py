@@ -123,16 +123,21 @@ def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
 
 
 def is_empty(path: str | os.PathLike[str]) -> bool:
-    """True when the file holds nothing but whitespace (after decompression)."""
-    return not read_head(path, 4096).strip() and not _has_bytes(path)
-
-
-def _has_bytes(path: str | os.PathLike[str]) -> bool:
+    """True when the file holds nothing but whitespace (after decompression; unreadable data is not empty)."""
     try:
         with open_binary(path) as stream:
-            return bool(stream.read(4096).strip())
+            return not stream.read(4096).strip()
     except (InputError, *_CORRUPT):
-        return True
+        return False
+
+
+def require_rereadable(path: str | os.PathLike[str], what: str = "graph input") -> None:
+    """Graph files are sniffed, then read: a pipe or process substitution would lose its beginning to the
+    sniffer and give a silently shorter input, so it is refused (weights and references, read once, may
+    come from pipes)."""
+    name = os.fspath(path)
+    if os.path.exists(name) and not os.path.isdir(name) and not os.path.isfile(name):
+        raise InputError(f"a {what} must be a file or a directory, not a pipe or device (write it to a file)", name)
 
 
 def check_writable(path: str | os.PathLike[str], option: str = "") -> None:

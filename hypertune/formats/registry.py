@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hypertune.errors import InputError, UsageError
-from hypertune.formats.io import is_empty, read_head
+from hypertune.formats.io import is_empty, read_head, require_rereadable
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -99,6 +99,7 @@ def read_graphs(
     for path in [paths] if isinstance(paths, str) else paths:
         if not os.path.exists(path):
             raise InputError("no such file or directory", path)
+        require_rereadable(path)
         for file in corpus_files(path):
             fmt = get_format(format) if format else detect_format(file)
             graphs.extend(fmt.read(file, feature_space, vocabulary))

@@ -232,12 +232,23 @@ def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], 
     merged with duplicates removed (:func:`merge_kbest`), and lattices or forests are joined with each
     other and with the merged list by :func:`~hypertune.hypergraph.union`."""
     groups: dict[int, list[Hypergraph]] = {}
+    numbered, named = set(), set()  # sentences with a lattice/forest numbered by position, or by its own id
     position = 0
     for hg in graphs:
         sid = sentence_id(hg)
         if sid is None:
             sid, position = position, position + 1
+            numbered.add(sid)
+        elif not hg.is_kbest:
+            named.add(sid)
         groups.setdefault(sid, []).append(hg)
+    mixed = sorted(numbered & named)
+    if mixed:  # e.g. a cdec forest (sentence 0 by position) beside a Moses hgdir (0.gz): joined, but say so
+        shown = ", ".join(map(str, mixed[:5])) + (" ..." if len(mixed) > 5 else "")
+        warn(
+            f"sentence(s) {shown} join a graph numbered by its position with one that names its own sentence id; "
+            "give graphs of one kind, or check that they are the same sentences"
+        )
     ids = sorted(groups)
     lists_only = [sid for sid in ids if all(g.is_kbest for g in groups[sid])]
     if lists_only and len(lists_only) < len(ids):  # accumulation adds n-best lists to graphs, not sentences
