@@ -48,7 +48,13 @@ class Derivation(NamedTuple):
 
     def edges(self) -> list[int]:
         """The edges of the tree in pre-order (an edge used twice appears twice)."""
-        return [edge for edge, _ in self._shape()]
+        out: list[int] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node.edge)
+            stack.extend(reversed(node.children))
+        return out
 
     def _shape(self) -> list[tuple[int, int]]:
         """(edge, number of children) of every tree node in pre-order: the tree, flattened."""

@@ -97,21 +97,17 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
-
-
 def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | None]:
     """The hypothesis strings, from a text file, the first (or model-best) entries of an n-best list, or the
     Viterbi yields of graphs under --weights; with their sentence ids (``None`` for a text file, whose
     lines must match the references' one for one). Graph yields lose the decoder's sentence markers."""
     from hypertune.formats.io import read_text
+    from hypertune.formats.references import text_lines
 
     if args.hyp is not None:
         if args.weights:
             raise UsageError("--weights goes with --nbest or --graphs, not --hyp")
-        return _lines(read_text(args.hyp, "hypothesis file")), f"the hypothesis file {args.hyp}", None
+        return text_lines(read_text(args.hyp, "hypothesis file")), f"the hypothesis file {args.hyp}", None
     from hypertune.algorithms import viterbi
     from hypertune.formats import read_graphs, read_weights
     from hypertune.metrics.base import strip_sentence_markers
@@ -138,11 +134,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_order < 1:
         raise UsageError(f"--max-order must be at least 1, got {args.max_order}")
-    from hypertune.formats.references import References, read_reference_text
+    from hypertune.formats.references import References, read_reference_text, text_lines
     from hypertune.tuners.corpus import select_references
 
     hypotheses, source, ids = _hypotheses(args)
-    references = [_lines(read_reference_text(path)) for path in args.refs]
+    references = [text_lines(read_reference_text(path)) for path in args.refs]
     for path, lines in zip(args.refs, references, strict=True):
         if ids is None and len(lines) != len(hypotheses):
             raise InputError(f"{len(lines)} lines, but {source} has {len(hypotheses)} sentences", path=path)

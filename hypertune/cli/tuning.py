@@ -20,10 +20,11 @@ from hypertune.formats.weights import (
 )
 from hypertune.metrics import METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS, Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.tuners.base import TuningResult
+from hypertune.tuners.base import TuningResult, metric_label
+from hypertune.tuners.base import metric_key as base_metric_key
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import ENVELOPES
-from hypertune.weights import Weights
+from hypertune.weights import Weights, check_feature_names
 
 BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
 
@@ -190,7 +191,7 @@ def load_weights(
     """Weights from every format (later files override earlier ones), each file read once (pipes work);
     Moses ``init.opt`` (positional, three lines) also gives the restart box. Positional files take the
     feature order of the first input (its n-best header or FEATSTAT header), else the tuning set's.
-    The names are checked against the tuning set (:func:`~hypertune.weights.check_feature_names`; ``--strict``)."""
+    The names are checked against the tuning set (``check_feature_names``; ``--strict``)."""
     weights = Weights()
     box = None
     for path in paths:
@@ -202,7 +203,7 @@ def load_weights(
                 box = (low, high)
         else:
             weights.update(parse_weights(text, path))
-    tuning_set.check_weights(weights, " ".join(paths), strict=bool(getattr(args, "strict", False)))
+    check_feature_names(weights, tuning_set.feature_space, " ".join(paths), bool(getattr(args, "strict", False)))
     return weights, box
 
 
@@ -238,7 +239,5 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
 
 
 def metric_key(metric: Metric) -> str:
-    """The JSON key stem of a metric's scores: ``bleu`` for every BLEU variant, else the metric's name."""
-    from hypertune.metrics import BleuMetric
-
-    return "bleu" if isinstance(metric, BleuMetric) else getattr(metric, "name", "metric").replace("+", "p")
+    """The JSON key stem of a metric's scores (one rule for every command, :mod:`hypertune.tuners.base`)."""
+    return base_metric_key(metric_label(metric))

@@ -64,6 +64,11 @@ def _read_lines(path: str) -> list[str]:
     return [line.strip() for line in read_reference_text(path).split("\n")]
 
 
+def text_lines(text: str) -> list[str]:
+    """The lines of a text, as written (a final newline ends the last line; it does not start another)."""
+    return _drop_final_newline(text.split("\n"))
+
+
 def _drop_final_newline(lines: list[str]) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 

@@ -50,8 +50,8 @@ class TuningResult:
 
     @property
     def metric_key(self) -> str:
-        """The JSON key stem of the metric: ``bleu`` for every BLEU variant, else the metric's name."""
-        return self.metric.lower().replace("+", "p")
+        """The JSON key stem of the metric (:func:`metric_key`)."""
+        return metric_key(self.metric)
 
     def to_json(self) -> dict[str, Any]:
         """The result as one JSON object: the common names first, then the tuner's own fields."""
@@ -75,6 +75,12 @@ class TuningResult:
 def metric_label(metric: Metric) -> str:
     """How results name a metric: ``BLEU`` for every BLEU variant, else the metric's own name."""
     return "BLEU" if isinstance(metric, BleuMetric) else str(getattr(metric, "name", "metric"))
+
+
+def metric_key(label: str) -> str:
+    """The JSON key stem of a metric label: ``bleu`` for every BLEU variant, else the name (``chrf++`` ->
+    ``chrfpp``), as in ``bleu_before`` or ``ter_before``."""
+    return label.lower().replace("+", "p")
 
 
 class Tuner(Protocol):

@@ -8,7 +8,7 @@ or lowercasing, yields are turned back into strings and tokenized like the refer
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numba
@@ -21,7 +21,7 @@ from hypertune.hypergraph import Hypergraph, union
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.weights import Weights, check_feature_names
+from hypertune.weights import Weights
 
 
 @dataclass
@@ -76,10 +76,6 @@ class TuningSet:
         if references is None or (not len(references) and all("edge_stats" in g.metadata for g in sentences)):
             return cls(sentences, [], metric, ids)
         return cls(sentences, select_references(ids, references), metric, ids)
-
-    def check_weights(self, weights: Mapping[str, float], source: str, strict: bool = False) -> None:
-        """:func:`~hypertune.weights.check_feature_names` against this tuning set's features."""
-        check_feature_names(weights, self.feature_space, source, strict)
 
     # ------------------------------------------------------------------ shared spaces
     @property
