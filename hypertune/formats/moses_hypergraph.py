@@ -23,6 +23,10 @@ and dropping them saves two thirds of the memory. The source-covered counts are 
 writes each edge's tails in the order its target uses them (a cdec rule ``[2] de [1]`` reads back with its
 tails swapped and the target ``[1] de [2]``: the same derivations and yields).
 
+The reader is one compiled pass over the file's bytes (:mod:`hypertune.formats._scan`): tokens split as
+``str.split()`` splits them, values equal ``float()`` of their text, and the first bad line stops it with
+an :class:`InputError` naming the line and vertex; nothing is interned from a file that fails.
+
 A *hgdir* (``kbmira --hgdir``) is a directory of ``<sid>.gz`` files plus a ``weights`` file: reading the
 directory gives the graphs in sentence-id order and skips ``weights`` (see :func:`read_hgdir`).
 """
@@ -30,10 +34,11 @@ directory gives the graphs in sentence-id order and skips ``weights`` (see :func
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
-import zlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -41,14 +46,28 @@ import scipy.sparse as sp
 
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import (
-    ArrayBuilder,
-    build_located,
     check_word,
     format_number,
     from_moses_hypergraph_name,
     to_moses_hypergraph_name,
 )
-from hypertune.formats.io import open_text, write_atomically
+from hypertune.formats._scan import (
+    BAR,
+    BYTE_CLASS,
+    MAYBE_SPACE,
+    PLAIN,
+    SPACE,
+    StringTable,
+    intern,
+    is_string,
+    located,
+    new_string_table,
+    parse_decimal,
+    read_bytes,
+    space_width,
+    string_at,
+)
+from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, corpus_files, register
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -56,16 +75,12 @@ from hypertune.weights import Weights
 
 HEADER = "# target ||| features ||| source-covered"
 
+_jit = numba.njit(cache=True, nogil=True)
+_inline = numba.njit(cache=True, nogil=True, inline="always")
+
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    text = _read_fast(path)
-    if text is None:
-        with open_text(path) as handle:
-            try:
-                text = handle.read()
-            except (UnicodeDecodeError, EOFError, OSError) as error:
-                raise InputError(f"cannot read the file ({error})", path) from None
-    graph = parse_lines(text.split("\n"), path, feature_space, vocabulary)
+    graph = parse(read_bytes(path, "Moses hypergraph"), path, feature_space, vocabulary)
     sid = id_from_file_name(path)
     if sid is not None:  # Moses writes sentence i's hypergraph to <hgdir>/i.gz
         graph.metadata["id"] = sid
@@ -79,264 +94,302 @@ def id_from_file_name(path: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _read_fast(path: str) -> str | None:
-    """The text of a plain or gzipped file read in one go (as :func:`open_text` would give it, universal
-    newlines included), or ``None`` when anything is unusual: the caller then reads through
-    :func:`open_text`, which reports errors."""
-    try:
-        with open(path, "rb") as raw:
-            data = raw.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        elif data[:3] == b"BZh" or data[:6] == b"\xfd7zXZ\x00":
-            return None
-        text = data.decode("utf-8")
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError):  # gzip.BadGzipFile is an OSError
-        return None
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+class _Scanned(NamedTuple):
+    """The arrays one compiled pass over a file fills (sized by the caller from upper bounds).
 
-
-def parse_lines(lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
-    """The graph of a Moses hypergraph file's lines. A vectorized parser handles well-formed files; anything
-    it does not accept goes through :func:`_parse_lines_checked`, which gives the same graph or the located
-    error."""
-    graph = _parse_fast(lines, path, feature_space, vocabulary)
-    if graph is None:
-        graph = _parse_lines_checked(lines, path, feature_space, vocabulary)
-    return graph
-
-
-_JOIN = " \x00 "  # between edge lines in the joined text; a line holding the token "\x00" goes the slow way
-
-
-@numba.njit(cache=True, nogil=True)
-def _scan(buf, num_edges):  # pragma: no cover - compiled by numba
-    """Tokenize the UTF-8 bytes of the edge lines joined by ``_JOIN``.
-
-    Returns ``status`` (0 when the text is plainly well formed; otherwise the caller uses the checked parser),
-    per-edge word, feature and source-covered counts, and the interned strings (words and feature names
-    share one table; ids follow first appearance). Feature values of the form ``[+-]digits[.digits]`` with at
-    most 15 digits are parsed here exactly (an integer below 2**53 divided by an exact power of ten is
-    correctly rounded, as ``float`` is); others are flagged for ``float``. ``first_nonzero[id]`` ranks names
-    by their first nonzero (unflagged) value.
+    Strings (words, feature names) are ids of the pass's :class:`~hypertune.formats._scan.StringTable`.
+    A target token is a word id, or ``-(k + 1)`` for the tail reference ``[k]``. ``flagged`` lists the
+    features whose value the exact fast path left to ``float()``: (feature index, start and end byte of the
+    ``name=value`` item, start byte of the value). ``sizes`` = vertices and edges announced, then target
+    tokens, features, flagged values, edges read. ``error`` = code (0: none), start and end byte of the
+    offending text, vertex, and a number the message needs. ``name_guess[i]``: the name of the ``i``-th
+    feature on the last edge line that had one (scratch).
     """
-    n = buf.size
-    cap = n // 2 + 2
-    word_ids = np.empty(cap, np.int64)
-    name_ids = np.empty(cap, np.int64)
-    values = np.empty(cap, np.float64)
-    flags = np.zeros(cap, np.bool_)
-    value_start = np.empty(cap, np.int64)
-    value_end = np.empty(cap, np.int64)
-    word_count = np.zeros(num_edges, np.int64)
-    feature_count = np.zeros(num_edges, np.int64)
-    sources = np.zeros(num_edges, np.int64)
-    str_start = np.empty(cap, np.int64)
-    str_end = np.empty(cap, np.int64)
-    hashes = np.empty(cap, np.uint64)
-    first_nonzero = np.empty(cap, np.int64)
-    size = 4096
-    table = np.full(size, -1, np.int64)
-    nstr = 0
-    nw = 0
-    nf = 0
-    order = 0
-    flagged = 0
-    edge = 0
-    field = 0
-    source_seen = 0
-    status = 0
-    start = -1
-    i = 0
-    while i <= n:
-        if i < n:
-            b = buf[i]
-            if b == 32 or (b >= 9 and b <= 13) or (b >= 28 and b <= 31):
-                space = True
-            elif b >= 0xC2 and b <= 0xE3:
-                c1 = buf[i + 1] if i + 1 < n else 0
-                c2 = buf[i + 2] if i + 2 < n else 0
-                if (
-                    (b == 0xC2 and (c1 == 0x85 or c1 == 0xA0))
-                    or (b == 0xE1 and c1 == 0x9A and c2 == 0x80)
-                    or (b == 0xE2 and c1 == 0x80 and ((c2 >= 0x80 and c2 <= 0x8A) or c2 == 0xA8 or c2 == 0xA9))
-                    or (b == 0xE2 and ((c1 == 0x80 and c2 == 0xAF) or (c1 == 0x81 and c2 == 0x9F)))
-                    or (b == 0xE3 and c1 == 0x80 and c2 == 0x80)
-                ):
-                    return (
-                        1,
-                        word_ids[:0],
-                        word_count,
-                        name_ids[:0],
-                        values[:0],
-                        flags[:0],
-                        value_start[:0],
-                        value_end[:0],
-                        feature_count,
-                        sources,
-                        str_start[:0],
-                        str_end[:0],
-                        first_nonzero[:0],
-                        flagged,
-                    )
-                space = False
-            else:
-                space = False
+
+    counts: np.ndarray
+    target: np.ndarray
+    target_lengths: np.ndarray
+    names: np.ndarray
+    values: np.ndarray
+    feature_counts: np.ndarray
+    sources: np.ndarray
+    flagged: np.ndarray
+    sizes: np.ndarray
+    error: np.ndarray
+    name_guess: np.ndarray
+
+
+# error codes of the scan
+(
+    _HEADER_FIELDS,
+    _HEADER_NUMBERS,
+    _HEADER_EMPTY,
+    _COUNT,
+    _COUNT_LOW,
+    _COUNT_HIGH,
+    _EDGE_FIELDS,
+    _TAIL,
+    _FEATURE,
+    _SOURCE,
+    _TOO_FEW_EDGES,
+    _TRAILING,
+    _ENDS_EARLY,
+) = range(1, 14)
+_MAX_DIGITS = 18  # integers of at most 18 digits fit an int64
+
+
+@_inline
+def _is_separator(buf: np.ndarray, j: int, end: int) -> bool:  # pragma: no cover - compiled
+    return j + 2 < end and buf[j] == 124 and buf[j + 1] == 124 and buf[j + 2] == 124
+
+
+@_inline
+def _token(buf: np.ndarray, j: int, end: int, separators: bool) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The next token at or after ``j`` before ``end`` (``(end, end)`` when none): whitespace-separated, and
+    with ``separators`` also ending at ``|||`` (as ``line.split("|||")`` then ``.split()`` would split)."""
+    while j < end:
+        width = space_width(buf, j)
+        if width == 0:
+            break
+        j += width
+    start = j
+    if separators and _is_separator(buf, j, end):
+        return start, j + 3
+    while j < end:
+        kind = BYTE_CLASS[buf[j]]
+        if kind != PLAIN and (
+            kind == SPACE
+            or (kind == MAYBE_SPACE and space_width(buf, j) > 0)
+            or (kind == BAR and separators and _is_separator(buf, j, end))
+        ):
+            break
+        j += 1
+    return start, j
+
+
+@_inline
+def _integer(buf: np.ndarray, start: int, end: int) -> tuple[bool, int]:  # pragma: no cover - compiled
+    """``buf[start:end]`` as ``[+-]digits`` (ASCII, at most 18 digits)."""
+    j = start
+    sign = 1
+    if j < end and (buf[j] == 45 or buf[j] == 43):
+        sign = -1 if buf[j] == 45 else 1
+        j += 1
+    if j == end or end - j > _MAX_DIGITS:
+        return False, 0
+    value = 0
+    while j < end:
+        if buf[j] < 48 or buf[j] > 57:
+            return False, 0
+        value = value * 10 + (buf[j] - 48)
+        j += 1
+    return True, sign * value
+
+
+@_inline
+def _fail(out: _Scanned, code: int, start: int, end: int, vertex: int, number: int) -> int:  # pragma: no cover
+    out.error[0], out.error[1], out.error[2], out.error[3], out.error[4] = code, start, end, vertex, number
+    return code
+
+
+@_jit
+def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
+    """Scan one edge line ``target ||| features ||| source-covered`` of ``vertex`` into ``out``;
+    returns the (possibly grown) string table and an error code (0: none)."""
+    separators = 0
+    j = start
+    while j < end:
+        if _is_separator(buf, j, end):
+            separators += 1
+            j += 3
         else:
-            space = True
-        if not space:
-            if start < 0:
-                start = i
-            i += 1
-            continue
-        if start < 0:
-            i += 1
-            continue
-        s = start
-        e = i
-        start = -1
-        i += 1
-        if e - s == 1 and buf[s] == 0:
-            if field != 2 or source_seen != 1 or edge + 1 >= num_edges:
-                status = 2
-                break
-            edge += 1
-            field = 0
-            source_seen = 0
-            continue
-        if e - s == 3 and buf[s] == 124 and buf[s + 1] == 124 and buf[s + 2] == 124:
-            if field == 2:
-                status = 3
-                break
+            j += 1
+    if separators != 2:
+        return table, _fail(out, _EDGE_FIELDS, start, end, vertex, 0)
+    sizes = out.sizes
+    edge = sizes[5]
+    field = 0
+    field_start = start
+    source_seen = False
+    j = start
+    while True:
+        s, e = _token(buf, j, end, True)
+        j = e
+        if s == end:
+            break
+        if e - s == 3 and _is_separator(buf, s, e):
             field += 1
+            field_start = e
             continue
-        if field == 2:
-            if source_seen != 0 or e - s > 18:
-                status = 4
-                break
-            v = 0
-            for j in range(s, e):
-                d = np.int64(buf[j]) - 48
-                if d < 0 or d > 9:
-                    status = 4
-                    break
-                v = v * 10 + d
-            if status != 0:
-                break
-            sources[edge] = v
-            source_seen = 1
-            continue
-        ke = e
-        if field == 1:
+        if field == 0:
+            if e - s > 2 and buf[s] == 91 and buf[e - 1] == 93:
+                digits, tail = _integer(buf, s + 1, e - 1)
+                if digits and buf[s + 1] != 45 and buf[s + 1] != 43:
+                    if tail >= vertex:
+                        return table, _fail(out, _TAIL, s, e, vertex, 0)
+                    out.target[sizes[2]] = -(tail + 1)
+                    sizes[2] += 1
+                    out.target_lengths[edge] += 1
+                    continue
+                if e - s - 2 > _MAX_DIGITS and _integer(buf, s + 1, s + 1 + _MAX_DIGITS)[0]:
+                    return table, _fail(out, _TAIL, s, e, vertex, 0)  # a tail id too long for any vertex
+            table, word = intern(table, buf, s, e)
+            out.target[sizes[2]] = word
+            sizes[2] += 1
+            out.target_lengths[edge] += 1
+        elif field == 1:
             q = e - 1
             while q >= s and buf[q] != 61:
                 q -= 1
             if q <= s:
-                status = 5
-                break
-            ke = q
-        h = np.uint64(14695981039346656037)
-        for j in range(s, ke):
-            h = (h ^ np.uint64(buf[j])) * np.uint64(1099511628211)
-        slot = np.int64(h & np.uint64(size - 1))
-        while True:
-            k = table[slot]
-            if k == -1:
-                k = nstr
-                table[slot] = k
-                str_start[k] = s
-                str_end[k] = ke
-                hashes[k] = h
-                first_nonzero[k] = -1
-                nstr += 1
-                if 2 * nstr > size:
-                    size *= 2
-                    table = np.full(size, -1, np.int64)
-                    for m in range(nstr):
-                        slot2 = np.int64(hashes[m] & np.uint64(size - 1))
-                        while table[slot2] != -1:
-                            slot2 = (slot2 + 1) & (size - 1)
-                        table[slot2] = m
-                break
-            if hashes[k] == h and str_end[k] - str_start[k] == ke - s:
-                same = True
-                o = str_start[k] - s
-                for j in range(s, ke):
-                    if buf[j + o] != buf[j]:
-                        same = False
-                        break
-                if same:
-                    break
-            slot = (slot + 1) & (size - 1)
-        if field == 0:
-            word_ids[nw] = k
-            nw += 1
-            word_count[edge] += 1
-            continue
-        j = ke + 1
-        negative = False
-        if j < e and (buf[j] == 45 or buf[j] == 43):
-            negative = buf[j] == 45
-            j += 1
-        mantissa = 0
-        digits = 0
-        decimals = 0
-        dot = False
-        ok = True
-        while j < e:
-            c = buf[j]
-            if c >= 48 and c <= 57:
-                mantissa = mantissa * 10 + (np.int64(c) - 48)
-                digits += 1
-                if dot:
-                    decimals += 1
-                if digits > 15:
-                    ok = False
-                    break
-            elif c == 46 and not dot:
-                dot = True
-            else:
-                ok = False
-                break
-            j += 1
-        name_ids[nf] = k
-        value_start[nf] = ke + 1
-        value_end[nf] = e
-        if ok and digits > 0:
-            scale = 1.0
-            for _ in range(decimals):
-                scale *= 10.0
-            x = mantissa / scale
-            values[nf] = -x if negative else x
-            if x != 0.0 and first_nonzero[k] < 0:
-                first_nonzero[k] = order
-                order += 1
+                return table, _fail(out, _FEATURE, s, e, vertex, 0)
+            position = out.feature_counts[edge]
+            name = out.name_guess[position] if position < out.name_guess.size else -1
+            if not is_string(table, name, buf, s, q):  # most lines name their features in the same order
+                table, name = intern(table, buf, s, q)
+                if position < out.name_guess.size:
+                    out.name_guess[position] = name
+            f = sizes[3]
+            out.names[f] = name
+            exact, value = parse_decimal(buf, q + 1, e)
+            out.values[f] = value
+            if not exact:
+                k = sizes[4]
+                out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = f, s, e, q + 1
+                sizes[4] += 1
+            sizes[3] += 1
+            out.feature_counts[edge] += 1
         else:
-            values[nf] = 0.0
-            flags[nf] = True
-            flagged += 1
-        nf += 1
-        feature_count[edge] += 1
-    if status == 0 and (edge != num_edges - 1 or field != 2 or source_seen != 1):
-        status = 6
-    return (
-        status,
-        word_ids[:nw],
-        word_count,
-        name_ids[:nf],
-        values[:nf],
-        flags[:nf],
-        value_start[:nf],
-        value_end[:nf],
-        feature_count,
-        sources,
-        str_start[:nstr],
-        str_end[:nstr],
-        first_nonzero[:nstr],
-        flagged,
+            digits, covered = _integer(buf, s, e)
+            if source_seen or not digits or buf[s] == 45 or buf[s] == 43:
+                return table, _fail(out, _SOURCE, field_start, end, vertex, 0)
+            out.sources[edge] = covered
+            source_seen = True
+    if not source_seen:
+        return table, _fail(out, _SOURCE, field_start, end, vertex, 0)
+    sizes[5] += 1
+    return table, 0
+
+
+@_jit
+def _scan(buf, out, table):  # pragma: no cover - compiled
+    """One pass over the file's lines (``#`` comments and blank lines skipped anywhere): the header, then
+    each vertex's edge count and edge lines. Stops at the first error (see ``out.error``)."""
+    n = buf.size
+    sizes = out.sizes
+    vertex = -1  # -1: the header comes next
+    remaining = 0  # edge lines still to read for the vertex
+    pos = 0
+    while pos <= n:
+        end = pos
+        while end < n and buf[end] != 10:
+            end += 1
+        s, e = _token(buf, pos, end, False)
+        line_start, pos = s, end + 1
+        if s == end or buf[s] == 35:
+            continue
+        if vertex == -1:
+            s2, e2 = _token(buf, e, end, False)
+            ok1, vertices = _integer(buf, s, e)
+            ok2, edges = _integer(buf, s2, e2)
+            if s2 == end or _token(buf, e2, end, False)[0] != end:
+                return table, _fail(out, _HEADER_FIELDS, line_start, end, 0, 0)
+            if not (ok1 and ok2):
+                return table, _fail(out, _HEADER_NUMBERS, line_start, end, 0, 0)
+            if vertices < 1 or edges < 1:
+                return table, _fail(out, _HEADER_EMPTY, line_start, end, 0, 0)
+            sizes[0], sizes[1] = vertices, edges
+            vertex = 0
+        elif vertex == sizes[0]:
+            return table, _fail(out, _TRAILING, line_start, end, vertex, 0)
+        elif remaining == 0:
+            ok, count = _integer(buf, s, e)
+            if not ok or _token(buf, e, end, False)[0] != end:
+                return table, _fail(out, _COUNT, line_start, end, vertex, 0)
+            if count < 1:
+                return table, _fail(out, _COUNT_LOW, line_start, end, vertex, count)
+            if sizes[5] + count > sizes[1]:
+                return table, _fail(out, _COUNT_HIGH, line_start, end, vertex, count)
+            out.counts[vertex] = count
+            remaining = count
+        else:
+            table, code = _edge(buf, line_start, end, vertex, out, table)
+            if code != 0:
+                return table, code
+            remaining -= 1
+            if remaining == 0:
+                vertex += 1
+                if vertex == sizes[0] and sizes[5] != sizes[1]:
+                    return table, _fail(out, _TOO_FEW_EDGES, line_start, end, vertex, sizes[5])
+    if vertex != sizes[0] or vertex == -1:
+        return table, _fail(out, _ENDS_EARLY, n, n, max(vertex, 0), 0)
+    return table, 0
+
+
+def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
+    """The graph of a Moses hypergraph file's bytes (as :func:`~hypertune.formats.io.read_bytes` gives them),
+    or an :class:`InputError` at the first bad line. Nothing is added to ``feature_space`` or
+    ``vocabulary`` unless the whole file is good."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lines = data.count(b"\n") + 1
+    tokens = int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
+    out = _Scanned(
+        counts=np.zeros(lines, np.int64),
+        target=np.empty(tokens, np.int64),
+        target_lengths=np.zeros(lines, np.int64),
+        names=np.empty(tokens, np.int64),
+        values=np.empty(tokens, np.float64),
+        feature_counts=np.zeros(lines, np.int64),
+        sources=np.zeros(lines, np.int64),
+        flagged=np.empty((tokens, 4), np.int64),
+        sizes=np.zeros(6, np.int64),
+        error=np.zeros(5, np.int64),
+        name_guess=np.full(256, -1, np.int64),
     )
+    table, code = _scan(buf, out, new_string_table(1024))
+    _convert_flagged(data, out, path)  # a bad number comes before any later error
+    if code:
+        raise _scan_error(data, out, path)
+    return _graph(data, out, table, path, feature_space, vocabulary)
+
+
+def _convert_flagged(data: bytes, out: _Scanned, path: str) -> None:
+    """``float()`` of the values the compiled pass left (exponents, many digits, ``inf``, ...)."""
+    edge_of = np.repeat(np.arange(out.sizes[5] + 1), out.feature_counts[: out.sizes[5] + 1])
+    head = np.repeat(np.arange(out.counts.size), out.counts)
+    for feature, start, end, value_start in out.flagged[: out.sizes[4]].tolist():
+        item = data[start:end].decode("utf-8")
+        edge = int(edge_of[feature])
+        vertex = int(head[edge])  # the vertex's edge count was read before any of its edges
+        try:
+            x = float(data[value_start:end].decode("utf-8"))
+        except ValueError:
+            raise located(data, start, f"vertex {vertex}: bad number in feature {item!r}", path) from None
+        if not math.isfinite(x):
+            raise located(data, start, f"vertex {vertex}: feature {item!r} must be finite", path)
+        out.values[feature] = x
+
+
+def _scan_error(data: bytes, out: _Scanned, path: str) -> InputError:
+    code, start, end, vertex, number = (int(x) for x in out.error)
+    text = data[start:end].decode("utf-8").strip()
+    vertices, edges = int(out.sizes[0]), int(out.sizes[1])
+    messages = {
+        _HEADER_FIELDS: f"expected '<vertices> <edges>', got {text!r}",
+        _HEADER_NUMBERS: f"expected '<vertices> <edges>' (two integers), got {text!r}",
+        _HEADER_EMPTY: "a hypergraph needs at least one vertex and one edge",
+        _COUNT: f"vertex {vertex}: expected its number of edges, got {text!r}",
+        _COUNT_LOW: f"vertex {vertex}: expected at least one edge, got {number}",
+        _COUNT_HIGH: f"vertex {vertex}: {number} more edges exceed the {edges} edges the header announces",
+        _EDGE_FIELDS: f"vertex {vertex}: expected an edge 'target ||| features ||| source-covered', got {text!r}",
+        _TAIL: f"vertex {vertex}: unknown tail id {text} (tails must be earlier vertices 0..{vertex - 1})",
+        _FEATURE: f"vertex {vertex}: expected a feature 'name=value', got {text!r}",
+        _SOURCE: f"vertex {vertex}: expected a source-covered count, got {text!r}",
+        _TOO_FEW_EDGES: f"the header announces {edges} edges but the file has {number}",
+        _TRAILING: f"unexpected text after the last vertex ({vertices} announced): {text[:40]!r}",
+        _ENDS_EARLY: "the file ends early (expected more vertices or edges)",
+    }
+    return located(data, start, messages[code], path)
 
 
 def _first_order(ids: np.ndarray) -> np.ndarray:
@@ -345,128 +398,40 @@ def _first_order(ids: np.ndarray) -> np.ndarray:
     return distinct[np.argsort(first, kind="stable")]
 
 
-def _parse_fast(lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph | None:
-    """The graph, or ``None`` when the file is not plainly well formed. Nothing is added to ``feature_space``
-    or ``vocabulary`` before the whole file is known to be good, so the checked parser can start afresh."""
-    body = [line for line in map(str.strip, lines) if line and line[0] != "#"]
-    if not body:
-        return None
-    fields = body[0].split()
-    if len(fields) != 2:
-        return None
-    try:
-        num_vertices, num_edges = int(fields[0]), int(fields[1])
-    except ValueError:
-        return None
-    if num_vertices < 1 or num_edges < 1 or len(body) != 1 + num_vertices + num_edges:
-        return None
-    counts = []
-    edge_lines = []
-    position = 1
-    for _ in range(num_vertices):
-        if position >= len(body):
-            return None  # counts that run past the end: the checked parser says where
-        try:
-            count = int(body[position])
-        except ValueError:
-            return None
-        if count < 1:
-            return None
-        counts.append(count)
-        edge_lines.extend(body[position + 1 : position + 1 + count])
-        position += 1 + count
-    if position != len(body) or len(edge_lines) != num_edges:
-        return None
-    num = num_edges
-    text = _JOIN.join(edge_lines)
-    if text.count("|||") != 2 * num:
-        return None  # a "|||" glued to a word
-    data = text.encode("utf-8", "surrogatepass")
-    (
-        status,
-        word_ids,
-        word_count,
-        name_ids,
-        values,
-        flags,
-        value_start,
-        value_end,
-        feature_count,
-        sources,
-        str_start,
-        str_end,
-        first_nonzero,
-        flagged,
-    ) = _scan(np.frombuffer(data, dtype=np.uint8), num)
-    if status != 0:
-        return None
-    size = str_start.size
-    head = np.repeat(np.arange(num_vertices, dtype=np.int64), counts)
-
-    def symbol(i: int) -> str:
-        return data[str_start[i] : str_end[i]].decode("utf-8", "surrogatepass")
-
-    # target sides: words and [k] tail references
-    word_edge = np.repeat(np.arange(num, dtype=np.int64), word_count)
-    tail_value = np.full(size, -1, dtype=np.int64)
-    word_used = np.zeros(size, dtype=np.bool_)
-    word_used[word_ids] = True
-    strings: dict[int, str] = {}
-    for i in np.flatnonzero(word_used).tolist():
-        word = strings[i] = symbol(i)
-        if word[0] == "[" and word[-1] == "]" and word[1:-1].isdigit():
-            digits = word[1:-1]
-            if not digits.isascii() or len(digits) > 18:
-                return None
-            tail_value[i] = int(digits)
-    word_tails = tail_value[word_ids]
-    is_tail = word_tails >= 0
-    tails = word_tails[is_tail]
-    tail_edge = word_edge[is_tail]
-    if np.any(tails >= head[tail_edge]):
-        return None
-    tail_offsets = np.concatenate(([0], np.cumsum(np.bincount(tail_edge, minlength=num), dtype=np.int64)))
-    target_offsets = np.concatenate(([0], np.cumsum(word_count, dtype=np.int64)))
-
-    # feature values the kernel left to float()
-    if flagged:
-        inf = float("inf")
-        for t in np.flatnonzero(flags).tolist():
-            try:
-                x = float(data[value_start[t] : value_end[t]].decode("utf-8", "surrogatepass"))
-            except ValueError:
-                return None
-            if x != x or x == inf or x == -inf:
-                return None
-            values[t] = x
-        nonzero = _first_order(name_ids[values != 0.0])
-    else:
-        ranked = np.flatnonzero(first_nonzero >= 0)
-        nonzero = ranked[np.argsort(first_nonzero[ranked])]
-
-    # the file is good: intern words and feature names in order of first appearance, as the checked parser does
-    word_order = _first_order(word_ids[~is_tail])
-    word_column = np.zeros(size, dtype=np.int64)
-    word_column[word_order] = vocabulary.indices([strings[i] for i in word_order.tolist()])
-    target = word_column[word_ids]
+def _graph(
+    data: bytes, out: _Scanned, table: StringTable, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary
+) -> Hypergraph:
+    """The graph of a good scan. Words and feature names are interned in order of first appearance (a name
+    whose values are all zero is not interned: a zero feature is the same as no feature)."""
+    vertices, num_edges, num_tokens, num_features = (int(x) for x in out.sizes[:4])
+    head = np.repeat(np.arange(vertices, dtype=np.int64), out.counts[:vertices])
+    target_lengths = out.target_lengths[:num_edges]
+    tokens = out.target[:num_tokens]
+    is_tail = tokens < 0
+    tail_edge = np.repeat(np.arange(num_edges, dtype=np.int64), target_lengths)[is_tail]
+    tails = -tokens[is_tail] - 1
+    tail_offsets = np.concatenate(([0], np.cumsum(np.bincount(tail_edge, minlength=num_edges), dtype=np.int64)))
+    target_offsets = np.concatenate(([0], np.cumsum(target_lengths, dtype=np.int64)))
+    words = _first_order(tokens[~is_tail])
+    column = np.zeros(max(int(table.count[0]), 1), dtype=np.int64)
+    column[words] = vocabulary.indices([string_at(data, table, k) for k in words.tolist()])
+    target = column[np.where(is_tail, 0, tokens)]
     target[is_tail] = -(np.cumsum(is_tail)[is_tail] - tail_offsets[tail_edge])
-    column_of = np.full(size, -1, dtype=np.int64)
-    index = feature_space.index
-    name_cache: dict[str, str] = {}
-    for i in nonzero.tolist():
-        name = strings[i] if i in strings else symbol(i)
-        canonical = name_cache.get(name)
-        if canonical is None:
-            canonical = name_cache[name] = from_moses_hypergraph_name(name)
-        column_of[i] = index(canonical)
+
+    values = out.values[:num_features]
     kept = values != 0.0
-    columns = column_of[name_ids[kept]]
-    feature_edge = np.repeat(np.arange(num, dtype=np.int64), feature_count)
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num), dtype=np.int64)))
-    features = sp.csr_matrix((values[kept], columns, indptr), shape=(num, len(feature_space)))
+    names = out.names[:num_features]
+    feature_column = np.full(column.size, -1, dtype=np.int64)
+    for k in _first_order(names[kept]).tolist():
+        feature_column[k] = feature_space.index(from_moses_hypergraph_name(string_at(data, table, k)))
+    feature_edge = np.repeat(np.arange(num_edges, dtype=np.int64), out.feature_counts[:num_edges])
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num_edges), dtype=np.int64)))
+    features = sp.csr_matrix(
+        (values[kept], feature_column[names[kept]], indptr), shape=(num_edges, len(feature_space))
+    )
     try:
         return Hypergraph(
-            num_vertices,
+            vertices,
             head,
             tail_offsets,
             tails,
@@ -476,111 +441,10 @@ def _parse_fast(lines: list[str], path: str, feature_space: FeatureSpace, vocabu
             feature_space,
             vocabulary,
             None,
-            {"source_covered": sources.tolist()},
+            {"source_covered": out.sources[:num_edges].tolist()},
         )
     except GraphError as error:
         raise InputError(f"invalid graph: {error}", path) from None
-
-
-def _parse_lines_checked(
-    lines: list[str], path: str, feature_space: FeatureSpace, vocabulary: Vocabulary
-) -> Hypergraph:
-    """The line-by-line parser: slow, but it locates every error (file, line, vertex)."""
-    n = len(lines)
-    i = 0
-
-    def next_line() -> tuple[int, str]:
-        """The next non-comment, non-blank line (1-based number, text)."""
-        nonlocal i
-        while i < n:
-            text = lines[i]
-            i += 1
-            stripped = text.strip()
-            if stripped and not stripped.startswith("#"):
-                return i, stripped
-        raise InputError("the file ends early (expected more vertices or edges)", path, n)
-
-    number, sizes = next_line()
-    fields = sizes.split()
-    if len(fields) != 2:
-        raise InputError(f"expected '<vertices> <edges>', got {sizes!r}", path, number)
-    try:
-        num_vertices, num_edges = int(fields[0]), int(fields[1])
-    except ValueError:
-        raise InputError(f"expected '<vertices> <edges>' (two integers), got {sizes!r}", path, number) from None
-    if num_vertices < 1 or num_edges < 1:
-        raise InputError("a hypergraph needs at least one vertex and one edge", path, number)
-    builder = ArrayBuilder(feature_space, vocabulary)
-    covered: list[int] = []
-    word_index = vocabulary.index
-    name_cache: dict[str, str] = {}
-    head_list = builder.head
-    for vertex in range(num_vertices):
-        number, text = next_line()
-        try:
-            count = int(text)
-        except ValueError:
-            raise InputError(f"vertex {vertex}: expected its number of edges, got {text!r}", path, number) from None
-        if count < 1:
-            raise InputError(f"vertex {vertex}: expected at least one edge, got {count}", path, number)
-        if len(head_list) + count > num_edges:
-            raise InputError(
-                f"vertex {vertex}: {count} more edges exceed the {num_edges} edges the header announces", path, number
-            )
-        for _ in range(count):
-            number, text = next_line()
-            parts = text.split("|||")
-            if len(parts) != 3:
-                raise InputError(
-                    f"vertex {vertex}: expected an edge 'target ||| features ||| source-covered', got {text!r}",
-                    path,
-                    number,
-                )
-            tails: list[int] = []
-            tokens: list[int] = []
-            for word in parts[0].split():
-                if word[0] == "[" and word[-1] == "]" and word[1:-1].isdigit():
-                    tail = int(word[1:-1])
-                    if tail >= vertex:
-                        raise InputError(
-                            f"vertex {vertex}: unknown tail id {word} (tails must be earlier vertices 0..{vertex - 1})",
-                            path,
-                            number,
-                        )
-                    tails.append(tail)
-                    tokens.append(-len(tails))
-                else:
-                    tokens.append(word_index(word))
-            features = []
-            for item in parts[1].split():
-                name, equals, value = item.rpartition("=")
-                if not equals or not name:
-                    raise InputError(f"vertex {vertex}: expected a feature 'name=value', got {item!r}", path, number)
-                try:
-                    x = float(value)
-                except ValueError:
-                    raise InputError(f"vertex {vertex}: bad number in feature {item!r}", path, number) from None
-                if x != x or x in (float("inf"), float("-inf")):
-                    raise InputError(f"vertex {vertex}: feature {item!r} must be finite", path, number)
-                if x == 0.0:
-                    continue  # Moses lists zero-valued dense components; a zero is the same as no feature
-                canonical = name_cache.get(name)
-                if canonical is None:
-                    canonical = name_cache[name] = from_moses_hypergraph_name(name)
-                features.append((canonical, x))
-            source = parts[2].strip()
-            if not source.isdigit():
-                raise InputError(f"vertex {vertex}: expected a source-covered count, got {source!r}", path, number)
-            covered.append(int(source))
-            builder.add_edge(vertex, tails, features, tokens)
-    if len(head_list) != num_edges:
-        raise InputError(f"the header announces {num_edges} edges but the file has {len(head_list)}", path, number)
-    while i < n:
-        stripped = lines[i].strip()
-        i += 1
-        if stripped and not stripped.startswith("#"):
-            raise InputError(f"unexpected text after the last vertex: {stripped[:40]!r}", path, i)
-    return build_located(builder, num_vertices, path, metadata={"source_covered": covered})
 
 
 def graph_to_text(hg: Hypergraph) -> str:

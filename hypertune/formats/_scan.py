@@ -1,0 +1,255 @@
+"""Compiled building blocks of the text readers: whitespace as Python's ``str.split()`` sees it, exact
+decimal numbers, and one collision-free table of byte strings.
+
+A reader scans the UTF-8 bytes of a whole file in one compiled pass with these helpers and hands back
+arrays; on bad input its kernel stops with an error code and the byte offset of the offending text, and
+:func:`located` turns the offset into the file's line number for the one-line error. So each format has
+one parser: there is no second, slower "checked" parser to keep in step with it.
+
+- Whitespace: exactly the characters ``str.split()`` splits on (ASCII ``\\t\\v\\f\\x1c-\\x1f`` and space,
+  and the Unicode spaces U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), so
+  a compiled reader tokenizes a line exactly as the Python one it replaces.
+- Numbers: ``[+-]digits[.digits][(e|E)[+-]digits]`` with a significand below 2**53 and a decimal exponent of
+  at most 22 in size is converted exactly (Clinger 1990, "How to read floating point numbers accurately":
+  both operands are exact doubles, so one multiplication or division is correctly rounded, as
+  ``float()`` is). Anything else (more digits, ``inf``, ``1_000``) is flagged, and the reader calls
+  ``float()`` on the flagged few; so every value equals ``float(text)``.
+- Strings: :class:`StringTable` interns byte ranges of the buffer by FNV-1a hash with linear probing,
+  comparing the bytes on every hash match, so two different strings never share an id. Ids follow first
+  appearance.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from hypertune.errors import InputError
+from hypertune.formats.io import read_bytes
+
+__all__ = [
+    "StringTable",
+    "grown",
+    "intern",
+    "is_string",
+    "located",
+    "new_string_table",
+    "parse_decimal",
+    "read_bytes",
+    "same_bytes",
+    "space_width",
+    "string_at",
+]
+
+_jit = numba.njit(cache=True, nogil=True)
+_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+_EXACT_POWERS = np.array([10.0**k for k in range(23)])  # 1e0 .. 1e22: every one an exact double
+_LARGEST_BEFORE_DIGIT = ((1 << 53) - 10) // 10  # then significand * 10 + 9 < 2**53
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+# byte classes: a plain byte, an ASCII space, the first byte of a possible Unicode space, "|", "\n"
+PLAIN, SPACE, MAYBE_SPACE, BAR, NEWLINE = 0, 1, 2, 3, 4
+BYTE_CLASS = np.zeros(256, np.uint8)
+BYTE_CLASS[[9, 11, 12, 13, 28, 29, 30, 31, 32]] = SPACE
+BYTE_CLASS[[0xC2, 0xE1, 0xE2, 0xE3]] = MAYBE_SPACE
+BYTE_CLASS[ord("|")] = BAR
+BYTE_CLASS[ord("\n")] = NEWLINE
+
+
+@_inline
+def space_width(buf: np.ndarray, i: int) -> int:  # pragma: no cover - compiled
+    """The byte length of the whitespace character at ``buf[i]`` (``str.split()``'s set), 0 for any other."""
+    kind = BYTE_CLASS[buf[i]]
+    if kind == SPACE or kind == NEWLINE:
+        return 1
+    if kind != MAYBE_SPACE:
+        return 0
+    b = buf[i]
+    n = buf.size
+    c1 = buf[i + 1] if i + 1 < n else 0
+    if b == 0xC2:
+        return 2 if c1 == 0x85 or c1 == 0xA0 else 0
+    c2 = buf[i + 2] if i + 2 < n else 0
+    if b == 0xE1:
+        return 3 if c1 == 0x9A and c2 == 0x80 else 0
+    if b == 0xE3:
+        return 3 if c1 == 0x80 and c2 == 0x80 else 0
+    if c1 == 0x80:
+        return 3 if (c2 >= 0x80 and c2 <= 0x8A) or c2 == 0xA8 or c2 == 0xA9 or c2 == 0xAF else 0
+    if c1 == 0x81:
+        return 3 if c2 == 0x9F else 0
+    return 0
+
+
+@_inline
+def same_bytes(buf: np.ndarray, start: int, end: int, other: int) -> bool:  # pragma: no cover - compiled
+    """Whether ``buf[start:end]`` equals the bytes at ``other`` (of the same length)."""
+    offset = other - start
+    for j in range(start, end):
+        if buf[j + offset] != buf[j]:
+            return False
+    return True
+
+
+@_inline
+def is_string(table: StringTable, k: int, buf: np.ndarray, start: int, end: int) -> bool:  # pragma: no cover
+    """Whether string ``k`` of ``table`` is ``buf[start:end]`` (a cheap check before :func:`intern` when the
+    string is likely known, e.g. the feature name in the same position on the previous line)."""
+    return (
+        k >= 0
+        and k < table.count[0]
+        and table.ends[k] - table.starts[k] == end - start
+        and same_bytes(buf, start, end, table.starts[k])
+    )
+
+
+@_inline
+def parse_decimal(buf: np.ndarray, start: int, end: int) -> tuple[bool, float]:  # pragma: no cover - compiled
+    """``(True, value)`` when ``buf[start:end]`` is a decimal number this exact fast path converts (see the
+    module docstring), else ``(False, 0.0)``: the caller then uses ``float()``."""
+    j = start
+    negative = False
+    if j < end and (buf[j] == 45 or buf[j] == 43):
+        negative = buf[j] == 45
+        j += 1
+    significand = 0
+    digits = 0
+    exponent = 0
+    dot = False
+    while j < end:
+        c = buf[j]
+        if c >= 48 and c <= 57:
+            digits += 1
+            if significand > _LARGEST_BEFORE_DIGIT:
+                return False, 0.0
+            significand = significand * 10 + (c - 48)
+            if dot:
+                exponent -= 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            break
+        j += 1
+    if digits == 0:
+        return False, 0.0
+    if j < end:
+        if buf[j] != 101 and buf[j] != 69:
+            return False, 0.0
+        j += 1
+        sign = 1
+        if j < end and (buf[j] == 45 or buf[j] == 43):
+            sign = -1 if buf[j] == 45 else 1
+            j += 1
+        if j == end or end - j > 3:
+            return False, 0.0
+        written = 0
+        while j < end:
+            c = buf[j]
+            if c < 48 or c > 57:
+                return False, 0.0
+            written = written * 10 + (c - 48)
+            j += 1
+        exponent += sign * written
+    if exponent < -22 or exponent > 22:
+        return False, 0.0
+    x = float(significand)
+    x = x * _EXACT_POWERS[exponent] if exponent >= 0 else x / _EXACT_POWERS[-exponent]
+    return True, -x if negative else x
+
+
+class StringTable(NamedTuple):
+    """Interned byte strings of one buffer: string ``k`` is ``buf[starts[k]:ends[k]]``; ``count[0]`` strings
+    so far (the arrays have spare room); ``slots`` is the open-addressing index (-1 empty)."""
+
+    slots: np.ndarray
+    hashes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    count: np.ndarray
+
+
+@_jit
+def new_string_table(capacity: int) -> StringTable:  # pragma: no cover - compiled
+    size = 16
+    while size < 2 * capacity:
+        size *= 2
+    return StringTable(
+        np.full(size, -1, np.int64),
+        np.empty(capacity, np.uint64),
+        np.empty(capacity, np.int64),
+        np.empty(capacity, np.int64),
+        np.zeros(1, np.int64),
+    )
+
+
+@_inline
+def grown(array: np.ndarray, needed: int) -> np.ndarray:  # pragma: no cover - compiled
+    """``array`` itself when it has room for ``needed`` items, else a copy twice as large (or larger)."""
+    if needed <= array.size:
+        return array
+    bigger = np.empty(max(needed, 2 * array.size), array.dtype)
+    bigger[: array.size] = array
+    return bigger
+
+
+@_jit
+def _rehashed(table: StringTable, capacity: int) -> StringTable:  # pragma: no cover - compiled
+    count = table.count[0]
+    size = table.slots.size * 2
+    slots = np.full(size, -1, np.int64)
+    mask = size - 1
+    for k in range(count):
+        slot = np.int64(table.hashes[k] & np.uint64(mask))
+        while slots[slot] != -1:
+            slot = (slot + 1) & mask
+        slots[slot] = k
+    return StringTable(
+        slots, grown(table.hashes, capacity), grown(table.starts, capacity), grown(table.ends, capacity), table.count
+    )
+
+
+@_inline
+def intern(table: StringTable, buf: np.ndarray, start: int, end: int) -> tuple[StringTable, int]:  # pragma: no cover
+    """The id of ``buf[start:end]`` (a new id when it is new) and the table, reallocated when it grew."""
+    h = _FNV_OFFSET
+    for j in range(start, end):
+        h = (h ^ np.uint64(buf[j])) * _FNV_PRIME
+    mask = table.slots.size - 1
+    slot = np.int64(h & np.uint64(mask))
+    while True:
+        k = table.slots[slot]
+        if k == -1:
+            break
+        if table.hashes[k] == h and table.ends[k] - table.starts[k] == end - start:
+            if same_bytes(buf, start, end, table.starts[k]):
+                return table, k
+        slot = (slot + 1) & mask
+    k = table.count[0]
+    if k >= table.hashes.size or 2 * (k + 1) > table.slots.size:
+        table = _rehashed(table, k + 1)
+        mask = table.slots.size - 1
+        slot = np.int64(h & np.uint64(mask))
+        while table.slots[slot] != -1:
+            slot = (slot + 1) & mask
+    table.slots[slot] = k
+    table.hashes[k] = h
+    table.starts[k] = start
+    table.ends[k] = end
+    table.count[0] = k + 1
+    return table, k
+
+
+def string_at(data: bytes, table: StringTable, k: int) -> str:
+    """String ``k`` of the table as text."""
+    return data[int(table.starts[k]) : int(table.ends[k])].decode("utf-8")
+
+
+def located(data: bytes, offset: int, message: str, path: str) -> InputError:
+    """An :class:`InputError` at the line of ``data`` holding byte ``offset``."""
+    return InputError(message, path, data.count(b"\n", 0, offset) + 1)
+
