@@ -19,6 +19,7 @@ is the degenerate lattice with one edge per hypothesis from the start node to th
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ FeatureInput = Mapping[str, float] | Iterable[tuple[str, float]] | None
 TargetInput = str | Sequence[str | int] | None
 
 _TAIL_REFERENCE = re.compile(r"^\[(\d+)\]$")
+ANNOTATIONS = ("sentence_id", "source_covered", "edge_stats")
+EDGE_ANNOTATIONS = ("source_covered", "edge_stats")  # one entry (row) per edge
 
 
 class Derivation(NamedTuple):
@@ -86,7 +89,20 @@ class Derivation(NamedTuple):
 
 @dataclass(eq=False)
 class Hypergraph:
-    """An acyclic, array-backed hypergraph with sparse edge features and target yields."""
+    """An acyclic, array-backed hypergraph with sparse edge features and target yields.
+
+    Annotations that inputs bring and later steps need (typed, so every operation that makes a new graph
+    from this one keeps them right, edge by edge):
+
+    * ``sentence_id``: the sentence of the tuning set this graph is a search space for, when the input
+      names it (an n-best id, a Moses hypergraph's file name, ...); ``None`` means "by position".
+    * ``source_covered``: per edge, the number of source words covered once the edge is applied (Moses
+      hypergraphs and search graphs); hope/fear prorates reference lengths by it.
+    * ``edge_stats``: per edge, precomputed metric sufficient statistics (one row per edge, from extractor
+      SCORESTAT files), used instead of statistics computed from references.
+
+    ``metadata`` holds what a format reads and writes back but nothing else uses (header fields, ...).
+    """
 
     num_nodes: int
     head: np.ndarray
@@ -99,6 +115,9 @@ class Hypergraph:
     vocabulary: Vocabulary
     node_labels: list[str] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    sentence_id: int | None = None
+    source_covered: np.ndarray | None = None
+    edge_stats: np.ndarray | None = None
     node_offsets: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,6 +131,7 @@ class Hypergraph:
         features.sort_indices()
         self.features = features
         self._validate()
+        self._check_annotations()
         counts = np.bincount(self.head, minlength=self.num_nodes)
         self.node_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         missing = np.flatnonzero(counts == 0)
@@ -166,6 +186,42 @@ class Hypergraph:
         if bad.size:
             edge = int(np.searchsorted(self.target_offsets, bad[0], "right")) - 1
             raise GraphError(f"edge {edge}: target token {int(self.target[bad[0]])} is not a word id or tail reference")
+
+    def _check_annotations(self) -> None:
+        edges = self.head.size
+        if self.sentence_id is not None:
+            self.sentence_id = int(self.sentence_id)
+        if self.source_covered is not None:
+            self.source_covered = np.ascontiguousarray(self.source_covered, dtype=np.int64)
+            if self.source_covered.shape != (edges,):
+                raise GraphError(f"source_covered has shape {self.source_covered.shape}, expected ({edges},)")
+        if self.edge_stats is not None:
+            self.edge_stats = np.ascontiguousarray(self.edge_stats, dtype=np.float64)
+            if self.edge_stats.ndim != 2 or self.edge_stats.shape[0] != edges:
+                raise GraphError(f"edge_stats has shape {self.edge_stats.shape}, expected one row per edge ({edges})")
+
+    def annotated(self, **changes: Any) -> Hypergraph:
+        """A copy sharing this graph's arrays with some annotations (``sentence_id``, ``source_covered``,
+        ``edge_stats``) replaced; ``None`` removes one."""
+        unknown = set(changes) - set(ANNOTATIONS)
+        if unknown:
+            raise TypeError(f"not a graph annotation: {sorted(unknown)} (annotations: {', '.join(ANNOTATIONS)})")
+        graph = copy.copy(self)
+        graph.metadata = dict(self.metadata)
+        for name, value in changes.items():
+            setattr(graph, name, value)
+        graph._check_annotations()
+        return graph
+
+    def annotations(self, edges: np.ndarray | None = None) -> dict[str, Any]:
+        """This graph's annotations as keyword arguments for a new graph, the per-edge ones restricted to
+        ``edges`` (indices, in the new graph's edge order; ``None``: all edges as they are)."""
+        found: dict[str, Any] = {"sentence_id": self.sentence_id}
+        for name in EDGE_ANNOTATIONS:
+            value = getattr(self, name)
+            if value is not None:
+                found[name] = value if edges is None else value[edges]
+        return found
 
     # ------------------------------------------------------------------ basic views
     @property
@@ -343,6 +399,7 @@ class Hypergraph:
             self.vocabulary,
             self.node_labels,
             dict(self.metadata),
+            **self.annotations(),
         )
 
     def subgraph(self, keep_edges: np.ndarray) -> Hypergraph:
@@ -397,6 +454,7 @@ def trim(hg: Hypergraph | _Arrays, keep_edges: np.ndarray | None = None) -> Hype
         hg.vocabulary,
         [labels[v] for v in np.flatnonzero(node_mask)] if labels else None,
         dict(hg.metadata),
+        **hg.annotations(edges),
     )
 
 
@@ -425,6 +483,21 @@ class _Arrays:
     vocabulary: Vocabulary
     node_labels: list[str] | None
     metadata: dict[str, Any]
+    sentence_id: int | None = None
+    source_covered: np.ndarray | None = None
+    edge_stats: np.ndarray | None = None
+
+    def annotations(self, edges: np.ndarray | None = None) -> dict[str, Any]:
+        return _annotations(self, edges)
+
+
+def _annotations(graph: Hypergraph | _Arrays, edges: np.ndarray | None) -> dict[str, Any]:
+    found: dict[str, Any] = {"sentence_id": graph.sentence_id}
+    for name in EDGE_ANNOTATIONS:
+        value = getattr(graph, name)
+        if value is not None:
+            found[name] = value if edges is None else np.asarray(value)[edges]
+    return found
 
 
 # ---------------------------------------------------------------------- building
@@ -513,12 +586,20 @@ class HypergraphBuilder:
         return tokens
 
     def build(
-        self, goal: int | None = None, *, trim_graph: bool = False, metadata: dict[str, Any] | None = None
+        self,
+        goal: int | None = None,
+        *,
+        trim_graph: bool = False,
+        metadata: dict[str, Any] | None = None,
+        sentence_id: int | None = None,
+        source_covered: Sequence[int] | np.ndarray | None = None,
+        edge_stats: np.ndarray | None = None,
     ) -> Hypergraph:
         """Sort nodes topologically (goal last), group edges by head and validate.
 
         ``trim_graph=True`` drops nodes and edges that are not on any derivation of the goal instead of
-        rejecting nodes without in-edges.
+        rejecting nodes without in-edges. The per-edge annotations (see :class:`Hypergraph`) are given in
+        the order the edges were added and follow them.
         """
         n = self.num_nodes
         if n == 0 or not self._head:
@@ -563,7 +644,16 @@ class HypergraphBuilder:
             self.vocabulary,
             [self._labels[v] or "" for v in order] if any(self._labels) else None,
             dict(metadata or {}),
+            sentence_id,
+            None if source_covered is None else np.asarray(source_covered, dtype=np.int64),
+            None if edge_stats is None else np.asarray(edge_stats, dtype=np.float64),
         )
+        for name in EDGE_ANNOTATIONS:
+            value = getattr(arrays, name)
+            if value is not None:
+                if len(value) != len(self._head):
+                    raise GraphError(f"{name} has {len(value)} entries for {len(self._head)} edges")
+                setattr(arrays, name, value[edge_order])
         if trim_graph:
             return trim(arrays)
         return Hypergraph(
@@ -578,6 +668,7 @@ class HypergraphBuilder:
             arrays.vocabulary,
             arrays.node_labels,
             arrays.metadata,
+            **arrays.annotations(),
         )
 
 
@@ -640,9 +731,12 @@ def from_kbest(
     feature_space: FeatureSpace | None = None,
     vocabulary: Vocabulary | None = None,
     metadata: dict[str, Any] | None = None,
+    sentence_id: int | None = None,
+    edge_stats: np.ndarray | None = None,
 ) -> Hypergraph:
     """A k-best list as a degenerate lattice: start node 0 (with its axiom), goal node 1, and one edge
-    per hypothesis from start to goal, in list order (hypothesis ``i`` is edge ``i + 1``)."""
+    per hypothesis from start to goal, in list order (hypothesis ``i`` is edge ``i + 1``; ``edge_stats``,
+    when given, has one row per edge, the axiom's first)."""
     builder = HypergraphBuilder(feature_space, vocabulary)
     start, goal = builder.add_nodes(2)
     builder.add_edge(start, (), None, [])
@@ -651,7 +745,7 @@ def from_kbest(
         builder.add_edge(goal, [start], features, [0, *tokens])
     if len(builder._head) == 1:
         raise GraphError("empty k-best list: no hypotheses")
-    return builder.build(goal, metadata=metadata)
+    return builder.build(goal, metadata=metadata, sentence_id=sentence_id, edge_stats=edge_stats)
 
 
 def from_networkx(
@@ -691,12 +785,15 @@ def from_networkx(
     return builder.build(goal)
 
 
-def union(graphs: Sequence[Hypergraph], metadata: dict[str, Any] | None = None) -> Hypergraph:
+def union(
+    graphs: Sequence[Hypergraph], metadata: dict[str, Any] | None = None, sentence_id: int | None = None
+) -> Hypergraph:
     """The disjoint union of graphs under one new goal: its derivations are the union of theirs.
 
     The new goal has one empty edge (no features, target ``[1]``) from each graph's goal, so inside values
     ⊕ together (an envelope of the union is the upper envelope of the parts', a Viterbi derivation the best
-    of the parts'). All graphs must share a feature space and a vocabulary.
+    of the parts'). All graphs must share a feature space and a vocabulary. A per-edge annotation is kept
+    when every part has it (the new edges get zeros); ``metadata`` defaults to the first part's.
     """
     if not graphs:
         raise GraphError("empty union: no graphs")
@@ -725,7 +822,23 @@ def union(graphs: Sequence[Hypergraph], metadata: dict[str, Any] | None = None) 
         first.vocabulary,
         None,
         dict(metadata if metadata is not None else first.metadata),
+        sentence_id,
+        **_joined_annotations(graphs),
     )
+
+
+def _joined_annotations(graphs: Sequence[Hypergraph]) -> dict[str, np.ndarray]:
+    """The per-edge annotations every one of ``graphs`` has, concatenated, with zeros for the union's goal
+    edges."""
+    joined = {}
+    for name in EDGE_ANNOTATIONS:
+        parts = [getattr(g, name) for g in graphs]
+        if any(part is None for part in parts):
+            continue
+        if len({part.shape[1:] for part in parts}) != 1:
+            raise GraphError(f"graphs in a union have {name} of different widths")
+        joined[name] = np.concatenate([*parts, np.zeros((len(parts), *parts[0].shape[1:]), parts[0].dtype)])
+    return joined
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def test_moses_round_trip_keeps_source_covered(shared, tmp_path, capsys, name):
     assert code == 0 and err == ""
     assert _third_column(out.read_text()) == expected
     (back,) = read_graphs(str(out))
-    assert back.metadata["source_covered"] == expected
+    assert back.source_covered.tolist() == expected
     assert max(expected) > 0
 
 
@@ -190,7 +190,7 @@ def test_losing_source_covered_is_a_one_line_warning(tmp_path, capsys):
     assert err.count("\n") == 1 and err.startswith("hypertune convert: warning: the source-covered counts")
     code, _, err = run(capsys, "convert", str(source), str(tmp_path / "out.htc"), "--to", "hypertune-cache")
     assert code == 0 and err == ""
-    assert read_graphs(str(tmp_path / "out.htc"))[0].metadata["source_covered"] == [0, 1, 1, 12, 13, 7]
+    assert read_graphs(str(tmp_path / "out.htc"))[0].source_covered.tolist() == [0, 1, 1, 12, 13, 7]
 
 
 # ---------------------------------------------------------------------- lattices to OpenFst

@@ -156,7 +156,7 @@ def test_moses_hypergraph_reads_one_based_components_canonically():
     assert hg.edge_features(1) == {"TM_0": -1.0, "TM_1": -0.5, "LM": -2.0}
     assert hg.edge_features(2) == {"TM_0": -2.0, "LM": -1.0, "WT_a~a": 1.0}  # the zero TM_2 is dropped
     assert hg.target_text(3) == "[1] c"
-    assert hg.metadata["source_covered"] == [0, 2, 2, 3, 3]
+    assert hg.source_covered.tolist() == [0, 2, 2, 3, 3]
 
 
 def test_moses_hypergraph_round_trip(tmp_path):
@@ -218,7 +218,7 @@ def test_moses_hypergraph_errors(tmp_path, change, message, line):
 def test_moses_nbest_labels_dense_and_sparse():
     fs, vocab = space()
     graphs = nbest.read_moses(fx("labels.nbest"), fs, vocab)
-    assert [g.metadata["id"] for g in graphs] == [0, 1]
+    assert [g.sentence_id for g in graphs] == [0, 1]
     assert graphs[0].num_edges == 3  # axiom + 2 hypotheses, in order
     assert graphs[0].edge_features(1) == {
         "LM0": -10.5,
@@ -307,7 +307,7 @@ def test_featstat_with_scorestat():
     graphs = read_graphs(fx("extractor/FEATSTAT.txt"), feature_space=fs, vocabulary=vocab)
     assert len(graphs) == 2
     assert graphs[0].edge_features(2) == {"d_0": -2.0, "d_1": -1.0, "lm": -21.0, "w": -2.0, "WT_a": 1.0}
-    stats = graphs[0].metadata["edge_stats"]
+    stats = graphs[0].edge_stats
     assert stats.shape == (3, 9) and stats.dtype == np.float64
     assert stats[0].tolist() == [0.0] * 9 and stats[1].tolist() == [2, 2, 1, 1, 0, 0, 0, 0, 2]
     assert graphs[0].metadata["stats_names"] == "BLEU"
@@ -481,7 +481,7 @@ def test_cache_round_trip_shares_symbols(tmp_path):
     for a, b in zip(graphs, back, strict=True):
         same_graph(a, b)
         assert a.node_labels == b.node_labels
-    assert np.array_equal(back[1].metadata["edge_stats"], graphs[1].metadata["edge_stats"])
+    assert np.array_equal(back[1].edge_stats, graphs[1].edge_stats)
 
 
 def test_cache_rejects_garbage(tmp_path):

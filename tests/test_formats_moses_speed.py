@@ -77,7 +77,7 @@ def assert_equals_reference(text: str, path: str = "t") -> None:
         assert graph.edge_target(e).tolist() == tokens
         row = graph.features[e]
         assert sorted(zip(row.indices.tolist(), row.data.tolist(), strict=True)) == pairs
-        assert graph.metadata["source_covered"][e] == covered
+        assert graph.source_covered[e] == covered
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])

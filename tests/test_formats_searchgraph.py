@@ -62,7 +62,7 @@ def _words(hg, e: int) -> str:
 @pytest.mark.parametrize("path", [PLAIN, EXTENDED])
 def test_counts_and_sentences(path):
     graphs = read(path)
-    assert [g.metadata["id"] for g in graphs] == [0, 1]
+    assert [g.sentence_id for g in graphs] == [0, 1]
     first, second = graphs
     # nodes: start, the 8 surviving hypotheses, goal; edges: axiom, 10 transitions, 3 goal arcs
     assert first.describe() == {
@@ -77,7 +77,7 @@ def test_counts_and_sentences(path):
     assert first.node_labels == ["0", "1", "3", "4", "5", "6", "7", "8", "9", "goal"]
     for g in graphs:
         assert np.array_equal(g.edge_target(0), [])
-        assert len(g.metadata["covered"]) == len(g.metadata["source_covered"]) == g.num_edges
+        assert len(g.metadata["covered"]) == len(g.source_covered) == g.num_edges
 
 
 def test_recombination_arcs_go_into_the_surviving_hypothesis():
@@ -89,7 +89,7 @@ def test_recombination_arcs_go_into_the_surviving_hypothesis():
     assert not {"2", "10"} & set(hg.node_labels)  # losers are no nodes
     assert {a for a in found if a[1] == "goal"} == {("7", "goal", ""), ("8", "goal", ""), ("9", "goal", "")}
     loser = next(e for e in range(hg.num_edges) if hg.metadata["covered"][e] == [0, 1])
-    assert hg.edge_features(loser) == {"Transition": -2.5} and hg.metadata["source_covered"][loser] == 2
+    assert hg.edge_features(loser) == {"Transition": -2.5} and hg.source_covered[loser] == 2
 
 
 def test_viterbi_with_transition_weight_one_is_moses_best():
@@ -174,7 +174,7 @@ def test_factored_source_and_empty_target_in_extended_form(tmp_path):
 
 def test_plain_start_line_without_forward_and_empty_source(tmp_path):
     hg = read_text(tmp_path, "7 hyp=0 stack=0\n")[0]  # an empty input: hyp 0 is final
-    assert hg.metadata["id"] == 7 and hg.count_derivations() == 1 and viterbi(hg, Weights()).words == []
+    assert hg.sentence_id == 7 and hg.count_derivations() == 1 and viterbi(hg, Weights()).words == []
 
 
 def test_factored_plain_output_and_words_with_equals_signs(tmp_path):

@@ -239,7 +239,7 @@ def test_moses_nbest_5iter_and_featstat_agree():
     assert list(featstat[0].feature_space.names) == names
     first = read_graphs(data("moses/nbest-5iter/nbest.1.gz"))[0]
     assert featstat[0].edge_features(1) == first.edge_features(1)
-    stats = featstat[0].metadata["edge_stats"]
+    stats = featstat[0].edge_stats
     assert stats.shape == (101, 9) and stats[1].tolist() == [6, 14, 1, 13, 0, 12, 0, 11, 18]
     start, low, high = read_mert_init(
         data("moses/featstat-10x100/INIT"), feature_order(data("moses/featstat-10x100/FEATSTAT.txt"))

@@ -11,7 +11,7 @@ from strategies import hypergraphs
 from hypertune import algorithms as A
 from hypertune.errors import GraphError
 from hypertune.generate import random_hypergraph, random_kbest
-from hypertune.hypergraph import Hypergraph, HypergraphBuilder, from_kbest, from_networkx, trim
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder, from_kbest, from_networkx, trim, union
 from hypertune.weights import Weights
 
 
@@ -111,6 +111,81 @@ def test_trim_keeps_only_useful_parts():
     keep[0] = False
     with pytest.raises(GraphError, match="unreachable"):
         trim(hg, keep)
+
+
+def test_per_edge_annotations_follow_their_edges():
+    """Annotations are given in the order edges were added; sorting, trimming, union and intersection move
+    them with their edges (worked by hand on the graph of ``test_trim_keeps_only_useful_parts``)."""
+    b = HypergraphBuilder()
+    goal, a, dead, orphan = b.add_nodes(4)  # the goal is added first: building reorders the nodes
+    b.add_edge(goal, [a], {}, "[1] b")  # covered 20, stats row [2, 2]
+    b.add_edge(a, [], {}, "a")  # covered 10, stats row [1, 1]
+    b.add_edge(dead, [a], {}, "dead")  # 30
+    b.add_edge(goal, [orphan], {}, "[1] c")  # 40
+    covered = [20, 10, 30, 40]
+    stats = np.array([[2.0, 2.0], [1.0, 1.0], [3.0, 3.0], [4.0, 4.0]])
+    hg = b.build(goal, trim_graph=True, sentence_id=7, source_covered=covered, edge_stats=stats)
+    assert hg.sentence_id == 7
+    assert [hg.target_text(e) for e in range(hg.num_edges)] == ["a", "[1] b"]
+    assert hg.source_covered.tolist() == [10, 20] and hg.edge_stats.tolist() == [[1.0, 1.0], [2.0, 2.0]]
+    both = union([hg, hg], sentence_id=3)
+    assert both.sentence_id == 3 and both.source_covered.tolist() == [10, 20, 10, 20, 0, 0]
+    assert both.edge_stats.shape == (6, 2) and both.edge_stats[4:].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert union([hg, hg.annotated(edge_stats=None)]).edge_stats is None  # kept only when every part has it
+    again = hg.with_features(hg.features * 2)
+    assert again.source_covered.tolist() == [10, 20] and again.sentence_id == 7
+    with pytest.raises(GraphError, match="one per edge|expected"):
+        hg.annotated(source_covered=[1, 2, 3])
+    with pytest.raises(TypeError, match="not a graph annotation"):
+        hg.annotated(id=3)
+    with pytest.raises(GraphError, match="4 entries for 3 edges"):
+        b2 = HypergraphBuilder()
+        x, y = b2.add_nodes(2)
+        b2.add_edge(x, [], {}, "x")
+        b2.add_edge(y, [x], {}, "[1]")
+        b2.add_edge(y, [x], {}, "[1] z")
+        b2.build(source_covered=[1, 2, 3, 4])
+
+
+def test_annotations_survive_the_native_formats(tmp_path):
+    from hypertune.formats import cache, hypertune_json
+
+    b = HypergraphBuilder()
+    x, y = b.add_nodes(2)
+    b.add_edge(x, [], {"f": 1.0}, "x")
+    b.add_edge(y, [x], {"f": 2.0}, "[1] z")
+    hg = b.build(sentence_id=5, source_covered=[1, 2], edge_stats=[[0.5, 1.0], [1.5, 2.0]])
+    for module, name in ((hypertune_json, "g.json"), (cache, "g.htc")):
+        module.write([hg], str(tmp_path / name))
+        (back,) = module.read(str(tmp_path / name), hg.feature_space, hg.vocabulary)
+        assert back.sentence_id == 5 and back.source_covered.tolist() == [1, 2], name
+        assert back.edge_stats.tolist() == [[0.5, 1.0], [1.5, 2.0]], name
+
+
+def test_version_1_caches_keep_their_annotations(tmp_path):
+    """Caches written before annotations were typed kept them in metadata (``id``, ``source_covered``)."""
+    import json
+    import zipfile
+
+    from hypertune.formats import cache
+
+    b = HypergraphBuilder()
+    x, y = b.add_nodes(2)
+    b.add_edge(x, [], {"f": 1.0}, "x")
+    b.add_edge(y, [x], {"f": 2.0}, "[1] z")
+    cache.write([b.build()], str(tmp_path / "new.htc"))
+    with zipfile.ZipFile(tmp_path / "new.htc") as old, zipfile.ZipFile(tmp_path / "v1.htc", "w") as v1:
+        for item in old.namelist():
+            data = old.read(item)
+            if item == cache.MAGIC_MEMBER:
+                extra = json.loads(data)
+                extra["version"] = 1
+                del extra["annotations"]
+                extra["metadata"] = [{"id": 4, "source_covered": [0, 3], "slf": {"x": "y"}}]
+                data = json.dumps(extra).encode()
+            v1.writestr(item, data)
+    (back,) = cache.read(str(tmp_path / "v1.htc"), b.feature_space, b.vocabulary)
+    assert back.sentence_id == 4 and back.source_covered.tolist() == [0, 3] and back.metadata == {"slf": {"x": "y"}}
 
 
 @given(hypergraphs())

@@ -306,11 +306,11 @@ def test_mert_improves_and_is_deterministic():
 
 
 def test_merge_kbest_deduplicates_per_sentence():
-    a = from_kbest([("a b", {"x": 1}), ("c", {"x": 2})], metadata={"id": "0"})
-    b = from_kbest([("a b", {"x": 1}), ("a b", {"x": 3})], a.feature_space, a.vocabulary, metadata={"id": "0"})
-    c = from_kbest([("z", {"x": 1})], a.feature_space, a.vocabulary, metadata={"id": "1"})
+    a = from_kbest([("a b", {"x": 1}), ("c", {"x": 2})], sentence_id=0)
+    b = from_kbest([("a b", {"x": 1}), ("a b", {"x": 3})], a.feature_space, a.vocabulary, sentence_id=0)
+    c = from_kbest([("z", {"x": 1})], a.feature_space, a.vocabulary, sentence_id=1)
     merged = merge_kbest([a, c, b])
-    assert [g.metadata["id"] for g in merged] == ["0", "1"]
+    assert [g.sentence_id for g in merged] == [0, 1]
     assert merged[0].count_derivations() == 3
     assert sorted(d.text for d in A.kbest(merged[0], Weights({"x": 1}), 5)) == ["a b", "a b", "c"]
 
@@ -485,7 +485,7 @@ def test_lattice_mert_accumulates_envelope_derivations(shared, tmp_path, capsys)
     from hypertune.formats import read_graphs
 
     lists = read_graphs(str(nbest))
-    assert [str(g.metadata["id"]) for g in lists] == ["0", "1"] and all(g.num_edges > 2 for g in lists)
+    assert [g.sentence_id for g in lists] == [0, 1] and all(g.num_edges > 2 for g in lists)
     second = cli_json(capsys, "mert", *inputs, str(nbest), *common, "--init", str(tuned))
     assert second["bleu_before"] == pytest.approx(first["bleu_after"])  # same model-best: the lists add no new scores
     assert second["bleu_after"] >= second["bleu_before"]

@@ -19,7 +19,7 @@ INIT = str(FIXTURES / "mert" / "init.weights")
 
 
 def tuning_set(sentences: list[int]) -> TuningSet:
-    graphs = [g for g in read_graphs(NBEST) if g.metadata["id"] in sentences]
+    graphs = [g for g in read_graphs(NBEST) if g.sentence_id in sentences]
     return TuningSet.from_corpus(graphs, read_references(REFS), BleuMetric(tokenize="none"))
 
 

@@ -254,6 +254,7 @@ def _assemble(
         hg.vocabulary,
         None,
         dict(hg.metadata),
+        **hg.annotations(origin),
     )
     return NgramIntersection(
         graph=graph,

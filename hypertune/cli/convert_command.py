@@ -164,8 +164,7 @@ def _warn_source_covered(graphs: list, to: str) -> None:
     hope/fear BLEU divides by the root's count) are lost, or written as 0 for graphs that have none."""
     have = 0
     for hg in graphs:
-        covered = hg.metadata.get("source_covered")
-        have += covered is not None and len(covered) == hg.num_edges
+        have += hg.source_covered is not None
     if have and to not in KEEP_METADATA:
         warn(
             f"the source-covered counts of {have} graph(s) (a Moses hypergraph's third column) are lost: "

@@ -11,7 +11,6 @@ from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.cli.tuning import add_strict_option
 from hypertune.errors import UsageError
 from hypertune.formats import FORMATS, read_graphs, read_weights
-from hypertune.tuners.corpus import sentence_id
 from hypertune.weights import Weights, check_feature_names
 
 EXAMPLE = """example:
@@ -81,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
             best = [viterbi(hg, weights)]
         else:
             best = kbest(hg, weights, args.kbest, unique=args.unique)
-        sid = sentence_id(hg)
-        sid = i if sid is None else sid
+        sid = i if hg.sentence_id is None else hg.sentence_id
         row = {
             "graph": i,
             "sentence": sid,

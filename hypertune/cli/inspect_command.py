@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     rows = [g.describe() for g in progress(args, graphs, len(graphs), "inspecting")]
     for row, file, g in zip(rows, files, graphs, strict=True):
         row["file"] = file
-        if g.metadata.get("id") is not None:
-            row["id"] = g.metadata["id"]
+        if g.sentence_id is not None:
+            row["id"] = g.sentence_id
     used = np.unique(np.concatenate([g.features.indices for g in graphs]))
     total = {
         "graphs": len(graphs),

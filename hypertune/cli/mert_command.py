@@ -137,7 +137,7 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
     """The envelope derivations as a Moses n-best list, with the tuning set's sentence ids."""
     lists = [
-        from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, metadata={"id": sid})
+        from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, sentence_id=sid)
         for sid, found in zip(tuning_set.sentence_ids, derivations, strict=True)
         if found
     ]

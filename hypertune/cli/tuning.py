@@ -174,7 +174,7 @@ def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> T
     graphs = load_graphs(args)
     if not graphs:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, lattices or hypergraphs")
-    precomputed = all("edge_stats" in g.metadata for g in graphs)
+    precomputed = all(g.edge_stats is not None for g in graphs)
     if args.refs:
         references = read_references(args.refs, getattr(args, "refs_per_sentence", None))
     elif precomputed:

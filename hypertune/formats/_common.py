@@ -130,8 +130,13 @@ class ArrayBuilder:
         self.feature_counts.append(count)
 
     def build(
-        self, num_nodes: int, labels: list[str] | None = None, metadata: dict[str, Any] | None = None
+        self,
+        num_nodes: int,
+        labels: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **annotations: Any,
     ) -> Hypergraph:
+        """The graph; ``annotations`` as :class:`Hypergraph` takes them (per-edge ones in edge order)."""
         features = sp.csr_matrix(
             (
                 np.asarray(self.values, dtype=np.float64),
@@ -152,6 +157,7 @@ class ArrayBuilder:
             self.vocabulary,
             labels,
             dict(metadata or {}),
+            **annotations,
         )
 
 

@@ -3,8 +3,9 @@ faster than reparsing text.
 
 The file is a zip archive (deflate level 1) of numpy arrays: the graphs' arrays concatenated
 (``int32`` ids, ``float64`` feature values, so values are exact), per-graph sizes, the shared feature
-names and vocabulary, and the node labels and metadata as JSON (numpy arrays in metadata, such as
-``edge_stats``, are kept as arrays). A member ``hypertune-cache.json`` names the format version.
+names and vocabulary, and the node labels, metadata and annotations (``sentence_id``, ``source_covered``,
+``edge_stats``) as JSON, numpy arrays kept as arrays. A member ``hypertune-cache.json`` names the format
+version; version 1 (annotations inside metadata) is still read.
 Loading maps the cache's feature names and words into the caller's :class:`FeatureSpace` and
 :class:`Vocabulary` (vectorised), so caches combine with other inputs.
 """
@@ -31,7 +32,8 @@ from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 MAGIC_MEMBER = "hypertune-cache.json"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 CHUNK_BYTES = 32 << 20  # arrays are stored in chunks that decompress in parallel
 
 
@@ -77,6 +79,7 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
         "vocabulary": list(vocab.names),
         "labels": [g.node_labels for g in graphs],
         "metadata": [g.metadata for g in graphs],
+        "annotations": [g.annotations() for g in graphs],
     }
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
@@ -114,7 +117,7 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         NotImplementedError,
     ) as error:
         raise InputError(f"not a readable hypertune cache ({error})", path) from None
-    if extra.get("format") != "hypertune-cache" or extra.get("version") != VERSION:
+    if extra.get("format") != "hypertune-cache" or extra.get("version") not in READABLE_VERSIONS:
         raise InputError(f"unsupported cache version {extra.get('version')!r} (this hypertune reads {VERSION})", path)
     try:
         return _graphs(arrays, extra, feature_space, vocabulary)
@@ -163,6 +166,7 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
     width = len(feature_space)
     graphs = []
     labels, metadata = extra["labels"], extra["metadata"]
+    annotations = extra.get("annotations") or [_version_1_annotations(m) for m in metadata]
     for g in range(num_nodes.size):
         e0, e1 = edge_offsets[g], edge_offsets[g + 1]
         f0, f1 = feature_offsets_all[g], feature_offsets_all[g + 1]
@@ -183,9 +187,19 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
                 vocabulary,
                 labels[g],
                 metadata[g],
+                **annotations[g],
             )
         )
     return graphs
+
+
+def _version_1_annotations(metadata: dict) -> dict:
+    """Version 1 kept the annotations in metadata (``id`` was the sentence id)."""
+    found = {"sentence_id": metadata.pop("id", None)}
+    for name in ("source_covered", "edge_stats"):
+        if name in metadata:
+            found[name] = metadata.pop(name)
+    return found
 
 
 def sniff_bytes(head: bytes) -> bool:

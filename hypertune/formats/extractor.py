@@ -12,9 +12,10 @@
 
 Every block becomes a k-best lattice whose hypothesis edges have empty targets; feature names are made
 canonical (Moses writes ``lm_0`` even for a one-component feature: that is ``lm``, as in n-best lists
-and weights files). With a SCORESTAT file the statistics go to ``metadata["edge_stats"]``: a float64
-matrix with one row per edge (row 0, the start axiom, is zeros; row ``i + 1`` is hypothesis ``i``) and
-the SCORESTAT columns; ``metadata["stats_names"]`` is the metric named in the header (e.g. ``"BLEU"``).
+and weights files); the block's ``sid`` is the graph's ``sentence_id``. With a SCORESTAT file the
+statistics go to ``Hypergraph.edge_stats``: a float64 matrix with one row per edge (row 0, the start
+axiom, is zeros; row ``i + 1`` is hypothesis ``i``) and the SCORESTAT columns;
+``metadata["stats_names"]`` is the metric named in the header (e.g. ``"BLEU"``).
 Reading a FEATSTAT file picks up the SCORESTAT file next to it (``FEATSTAT`` -> ``SCORESTAT`` or
 ``features`` -> ``scores`` in the file name) when it exists.
 """
@@ -105,7 +106,7 @@ def read_featstat(
         seen.add(sid)
         canonical = collapse_single_components(names)
         hyps = [([], list(zip(canonical, dense, strict=True)) + sparse) for dense, sparse in rows]
-        metadata = {"id": sid}
+        metadata, edge_stats = {}, None
         if scorestat is not None:
             if sid not in stats:
                 raise InputError(f"sentence {sid} has no statistics in {scorestat}", path, header)
@@ -116,9 +117,9 @@ def read_featstat(
                     path,
                     header,
                 )
-            metadata["edge_stats"] = np.vstack([np.zeros((1, matrix.shape[1])), matrix])
+            edge_stats = np.vstack([np.zeros((1, matrix.shape[1])), matrix])
             metadata["stats_names"] = metric
-        graphs.append(from_kbest(hyps, feature_space, vocabulary, metadata=metadata))
+        graphs.append(from_kbest(hyps, feature_space, vocabulary, metadata, sentence_id=sid, edge_stats=edge_stats))
     if stats:
         sid = min(stats)
         raise InputError(f"sentence {sid} has statistics but no features in {path}", scorestat, stats[sid][2])
@@ -132,12 +133,16 @@ def read_scorestat(path: str, feature_space: FeatureSpace, vocabulary: Vocabular
     graphs = []
     for sid, metric, rows, _ in _blocks(path, "SCORES"):
         matrix = np.asarray([r for r, _ in rows], dtype=np.float64)
-        metadata = {
-            "id": sid,
-            "edge_stats": np.vstack([np.zeros((1, matrix.shape[1])), matrix]),
-            "stats_names": " ".join(metric),
-        }
-        graphs.append(from_kbest([([], None)] * len(rows), feature_space, vocabulary, metadata=metadata))
+        graphs.append(
+            from_kbest(
+                [([], None)] * len(rows),
+                feature_space,
+                vocabulary,
+                {"stats_names": " ".join(metric)},
+                sentence_id=sid,
+                edge_stats=np.vstack([np.zeros((1, matrix.shape[1])), matrix]),
+            )
+        )
     if not graphs:
         raise InputError("no SCORES_TXT_BEGIN_0 block in the file", path, 1)
     return graphs

@@ -14,7 +14,7 @@
     J=1 S=1 E=3 W=cat a=-80.0 l=-1.0
 
 Header fields are kept in ``metadata["slf"]`` (a dict of strings; an integer ``UTTERANCE`` also becomes
-the sentence id ``metadata["id"]``). ``I=`` lines define nodes (fields ``t`` time, ``W`` word, ``v`` variant, ...);
+the graph's ``sentence_id``). ``I=`` lines define nodes (fields ``t`` time, ``W`` word, ``v`` variant, ...);
 ``J=`` lines define links with ``S`` start node and ``E`` end node (long forms ``START``, ``END``,
 ``WORD``, ``acoustic``, ``language``, ... are accepted). A link's words: its own ``W`` if it has one,
 else the ``W`` of its end node (words on nodes); ``!NULL`` is the empty word. Numeric link fields
@@ -149,10 +149,11 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
             raise InputError(f"a link enters the start node {start_node}", path, number)
         builder.add_edge(end, [start], features, [0] if word == NULL else [0, word])
     metadata = {"slf": {k: v for k, v in header.items() if k not in ("N", "L")}}
-    if header.get("UTTERANCE", "").isdigit():  # a sentence id; other utterance names stay in metadata["slf"]
-        metadata["id"] = int(header["UTTERANCE"])
+    utterance = header.get("UTTERANCE", "")
+    # a sentence id; other utterance names stay in metadata["slf"]
+    sid = int(utterance) if utterance.isascii() and utterance.isdigit() else None
     try:
-        return [builder.build(end_node, trim_graph=True, metadata=metadata)]
+        return [builder.build(end_node, trim_graph=True, metadata=metadata, sentence_id=sid)]
     except GraphError as error:
         raise InputError(f"invalid lattice: {error}", path, last) from None
 

@@ -9,7 +9,9 @@ One graph is one JSON object::
 ``nodes`` may be omitted (it is one more than the largest id used), ``goal`` defaults to the last node,
 nodes may be listed in any order (they are sorted topologically), ``target`` is a string in which ``[k]``
 is the k-th tail (1-based) or a list of words (strings) and 0-based tail indices (integers), and may be
-omitted (the tails' yields in order). Optional: ``"labels"`` (one per node), ``"metadata"``.
+omitted (the tails' yields in order). Optional: ``"labels"`` (one per node), ``"metadata"``, and the
+graph's annotations ``"sentence_id"``, ``"source_covered"`` (one integer per edge, in the order of
+``"edges"``) and ``"edge_stats"`` (one list of numbers per edge).
 A file holds one object, a JSON array of objects, or one object per line (JSON lines) for a corpus.
 """
 
@@ -86,7 +88,16 @@ def graph_from_json(
             )
         except (TypeError, ValueError, GraphError) as error:
             raise ValueError(f"edge {number}: {error}") from None
-    return builder.build(obj.get("goal"), metadata=obj.get("metadata"))
+    sentence_id = obj.get("sentence_id")
+    if sentence_id is not None and (not isinstance(sentence_id, int) or isinstance(sentence_id, bool)):
+        raise ValueError(f'"sentence_id" must be an integer, got {sentence_id!r}')
+    return builder.build(
+        obj.get("goal"),
+        metadata=obj.get("metadata"),
+        sentence_id=sentence_id,
+        source_covered=obj.get("source_covered"),
+        edge_stats=obj.get("edge_stats"),
+    )
 
 
 def graph_to_json(hg: Hypergraph) -> dict[str, Any]:
@@ -108,6 +119,12 @@ def graph_to_json(hg: Hypergraph) -> dict[str, Any]:
         obj["labels"] = hg.node_labels
     if hg.metadata:
         obj["metadata"] = hg.metadata
+    if hg.sentence_id is not None:
+        obj["sentence_id"] = hg.sentence_id
+    if hg.source_covered is not None:
+        obj["source_covered"] = hg.source_covered.tolist()
+    if hg.edge_stats is not None:
+        obj["edge_stats"] = hg.edge_stats.tolist()
     return obj
 
 

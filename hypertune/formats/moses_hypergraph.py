@@ -19,7 +19,7 @@ name ``TranslationModel0_0`` (a name ``Prefix_k`` with ``k >= 1`` and no undersc
 sparse features are ``FF_detail`` names). The writer converts back. Zero values (Moses writes every
 dense component, most of them ``0.000000``) are dropped: a zero feature contributes nothing to any score,
 and dropping them saves two thirds of the memory. The source-covered counts are kept in
-``metadata["source_covered"]`` (one per edge) and written back (0 for graphs that have none). The writer
+``Hypergraph.source_covered`` (one per edge) and written back (0 for graphs that have none). The writer
 writes each edge's tails in the order its target uses them (a cdec rule ``[2] de [1]`` reads back with its
 tails swapped and the target ``[1] de [2]``: the same derivations and yields).
 
@@ -83,7 +83,7 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
     graph = parse(read_bytes(path, "Moses hypergraph"), path, feature_space, vocabulary)
     sid = id_from_file_name(path)
     if sid is not None:  # Moses writes sentence i's hypergraph to <hgdir>/i.gz
-        graph.metadata["id"] = sid
+        graph = graph.annotated(sentence_id=sid)
     return [graph]
 
 
@@ -441,7 +441,7 @@ def _graph(
             feature_space,
             vocabulary,
             None,
-            {"source_covered": out.sources[:num_edges].tolist()},
+            source_covered=out.sources[:num_edges].copy(),
         )
     except GraphError as error:
         raise InputError(f"invalid graph: {error}", path) from None
@@ -453,9 +453,7 @@ def graph_to_text(hg: Hypergraph) -> str:
     ``[2] de [1]``) is written with its tails reordered: it reads back as an equivalent edge."""
     vocab = hg.vocabulary
     names = [to_moses_hypergraph_name(n) for n in hg.feature_space.names]
-    covered = hg.metadata.get("source_covered")
-    if covered is not None and len(covered) != hg.num_edges:
-        covered = None
+    covered = hg.source_covered
     out = [HEADER, f"{hg.num_nodes} {hg.num_edges}"]
     indptr, indices, data = hg.features.indptr, hg.features.indices, hg.features.data
     for v in range(hg.num_nodes):

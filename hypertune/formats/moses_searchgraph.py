@@ -32,10 +32,10 @@ surviving one); ``stack(hyp) = stack(back) + covered words``; ``score = score(ba
 print rounding); a hypothesis is described once; a sentence's lines are contiguous and start with hyp=0.
 
 Graph: nodes are the start, the surviving hypotheses ordered by (stack, id) and the goal (node labels are
-the Moses ids, ``goal`` for the goal). ``metadata``: ``id`` (the sentence id), ``covered`` (per edge, the
-source span ``[a, b]`` of the arc, ``None`` for the start axiom and the goal arcs) and ``source_covered``
-(per edge, the number of source words covered after it, as in Moses hypergraphs, so a converted graph keeps
-them).
+the Moses ids, ``goal`` for the goal). ``sentence_id`` is the sentence id; ``source_covered`` gives per edge
+the number of source words covered after it, as in Moses hypergraphs, so a converted graph keeps them;
+``metadata["covered"]`` lists per edge the source span ``[a, b]`` of the arc (``None`` for the start axiom
+and the goal arcs).
 """
 
 from __future__ import annotations
@@ -329,15 +329,14 @@ class _Reader:
                 source_covered.append(final_stack)
         labels = [str(h.hyp) for h in order] + ["goal"]
         try:
-            graph = builder.build(goal + 1, labels=labels)
+            graph = builder.build(goal + 1, labels, sentence_id=sid, source_covered=source_covered)
             keep_edges, keep_nodes = useful_edges(graph)
             if not keep_edges.all() or not keep_nodes.all():
                 graph = trim(graph)
                 covered = [c for c, keep in zip(covered, keep_edges, strict=True) if keep]
-                source_covered = [c for c, keep in zip(source_covered, keep_edges, strict=True) if keep]
         except GraphError as error:
             raise self.fail(f"sentence {sid}: invalid search graph: {error}", first) from None
-        graph.metadata.update({"id": sid, "covered": covered, "source_covered": source_covered})
+        graph.metadata["covered"] = covered
         return graph
 
 

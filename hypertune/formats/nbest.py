@@ -1,6 +1,7 @@
 """k-best lists: Moses n-best lists (also Joshua's) and Z-MERT candidate files. Each sentence becomes the
 degenerate lattice of :func:`hypertune.hypergraph.from_kbest` (hypothesis ``i`` of the sentence is edge
-``i + 1``, in file order) with ``metadata = {"id": sid, "totals": [...]}``.
+``i + 1``, in file order) whose ``sentence_id`` is the list's id, with the decoder's total scores in
+``metadata["totals"]`` (written back by :func:`write_moses`).
 
 Moses / Joshua: ``id ||| hypothesis ||| features ||| total [||| more fields]``. The features field mixes
 
@@ -134,7 +135,8 @@ def _build(sid: str, entries, feature_space, vocabulary, path: str) -> Hypergrap
             [(words, features) for words, features, _ in entries],
             feature_space,
             vocabulary,
-            metadata={"id": int(sid), "totals": [total for _, _, total in entries]},
+            metadata={"totals": [total for _, _, total in entries]},
+            sentence_id=int(sid),
         )
     except GraphError as error:
         raise InputError(f"sentence {sid}: {error}", path) from None
@@ -171,7 +173,7 @@ def write_moses(graphs: Sequence[Hypergraph], path: str) -> None:
     Each feature is written as its own one-value group, which reads back under the same name."""
     lines = []
     for i, hg in enumerate(graphs):
-        sid = hg.metadata.get("id", i)
+        sid = i if hg.sentence_id is None else hg.sentence_id
         totals = hg.metadata.get("totals")
         for k, (words, features) in enumerate(kbest_entries(hg)):
             for w in words:

@@ -44,7 +44,7 @@ class TuningSet:
         if not self.graphs:
             raise InputError("the tuning set has no sentences")
         if self.sentence_ids is None:
-            ids = [sentence_id(g) for g in self.graphs]
+            ids = [g.sentence_id for g in self.graphs]
             if any(i is not None and i != s for s, i in enumerate(ids)):
                 shown = ", ".join(str(i) for i in ids[:5])
                 raise InputError(
@@ -73,7 +73,7 @@ class TuningSet:
         error naming it and the reference files; unused reference lines are normal (Moses ships more
         lines than it uses) but are reported once as a warning."""
         sentences, ids = assemble_sentences(graphs)
-        if references is None or (not len(references) and all("edge_stats" in g.metadata for g in sentences)):
+        if references is None or (not len(references) and all(g.edge_stats is not None for g in sentences)):
             return cls(sentences, [], metric, ids)
         return cls(sentences, select_references(ids, references), metric, ids)
 
@@ -89,7 +89,7 @@ class TuningSet:
     @property
     def precomputed(self) -> bool:
         """True when every graph carries its hypotheses' statistics (Moses FEATSTAT/SCORESTAT input)."""
-        return all("edge_stats" in g.metadata for g in self.graphs)
+        return all(g.edge_stats is not None for g in self.graphs)
 
     def __len__(self) -> int:
         return len(self.graphs)
@@ -140,8 +140,8 @@ class TuningSet:
         if cached is not None:
             return cached
         hg = self.graphs[sentence]
-        if "edge_stats" in hg.metadata:
-            stats = np.asarray(hg.metadata["edge_stats"], dtype=np.float64)
+        if hg.edge_stats is not None:
+            stats = hg.edge_stats
         else:
             if not hg.is_kbest:
                 raise InputError(f"sentence {sentence} is not a k-best list")
@@ -159,7 +159,7 @@ class TuningSet:
     @property
     def stats_size(self) -> int:
         if self.precomputed:
-            return int(np.asarray(self.graphs[0].metadata["edge_stats"]).shape[1])
+            return int(self.graphs[0].edge_stats.shape[1])
         return self.metric.stats_size
 
     @property
@@ -207,31 +207,20 @@ def _ranges(ids: Sequence[int]) -> str:
     return ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "")
 
 
-def sentence_id(graph: Hypergraph) -> int | None:
-    """The explicit sentence id a graph's format gave it (n-best and Z-MERT ids, FEATSTAT ``sid``, Moses
-    hypergraph file names, Moses search graph ids, integer SLF ``UTTERANCE``), or ``None``."""
-    value = graph.metadata.get("id")
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], list[int]]:
     """Group graphs read from any number of inputs into sentences, ordered by sentence id.
 
-    A graph with an explicit id (:func:`sentence_id`) belongs to that sentence; every other graph is
-    numbered by its position among those without one, in input order (cdec's two single-forest files
-    are sentences 0 and 1). Graphs of the same sentence are joined (accumulation): k-best lists are
-    merged with duplicates removed (:func:`merge_kbest`), and lattices or forests are joined with each
-    other and with the merged list by :func:`~hypertune.hypergraph.union`."""
+    A graph with an explicit id (``Hypergraph.sentence_id``: n-best and Z-MERT ids, FEATSTAT ``sid``,
+    Moses hypergraph file names, Moses search graph ids, integer SLF ``UTTERANCE``) belongs to that
+    sentence; every other graph is numbered by its position among those without one, in input order
+    (cdec's two single-forest files are sentences 0 and 1). Graphs of the same sentence are joined
+    (accumulation): k-best lists are merged with duplicates removed (:func:`merge_kbest`), and lattices or
+    forests are joined with each other and with the merged list by :func:`~hypertune.hypergraph.union`."""
     groups: dict[int, list[Hypergraph]] = {}
     numbered, named = set(), set()  # sentences with a lattice/forest numbered by position, or by its own id
     position = 0
     for hg in graphs:
-        sid = sentence_id(hg)
+        sid = hg.sentence_id
         if sid is None:
             sid, position = position, position + 1
             numbered.add(sid)
@@ -257,18 +246,18 @@ def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], 
         others = [g for g in group if not g.is_kbest]
         merged = [lists[0] if len(lists) == 1 else _merge_one(lists)] if lists else []
         parts = others + merged
-        sentences.append(parts[0] if len(parts) == 1 else union(parts, metadata={"id": sid}))
+        sentences.append(parts[0] if len(parts) == 1 else union(parts, sentence_id=sid))
     return sentences, ids
 
 
 def merge_kbest(graphs: Sequence[Hypergraph]) -> list[Hypergraph]:
     """k-best lists of the same sentences from several outer iterations, merged per sentence id
-    (``metadata["id"]``, in order of first appearance) with duplicate hypotheses (same words, same
+    (``sentence_id``, in order of first appearance) with duplicate hypotheses (same words, same
     features, same precomputed statistics) removed. Graphs that are not k-best lists pass through."""
     groups: dict[object, list[Hypergraph]] = {}
     order: list[object] = []
     for position, hg in enumerate(graphs):
-        key = hg.metadata.get("id", ("#", position)) if hg.is_kbest else ("#", position)
+        key = hg.sentence_id if hg.is_kbest and hg.sentence_id is not None else ("#", position)
         if key not in groups:
             groups[key] = []
             order.append(key)
@@ -281,14 +270,14 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
     seen: set[tuple] = set()
     rows = []  # (graph, edge)
     for hg in lists:
-        stats = hg.metadata.get("edge_stats")
+        stats = hg.edge_stats
         for e in range(1, hg.num_edges):
             start, stop = hg.features.indptr[e], hg.features.indptr[e + 1]
             key = (
                 tuple(hg.edge_target(e)),
                 tuple(hg.features.indices[start:stop]),
                 tuple(hg.features.data[start:stop]),
-                None if stats is None else tuple(np.asarray(stats)[e]),
+                None if stats is None else tuple(stats[e]),
             )
             if key not in seen:
                 seen.add(key)
@@ -301,12 +290,10 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
     targets = [first.edge_target(0)] + [hg.edge_target(e) for hg, e in rows]
     lengths = np.array([t.size for t in targets])
     metadata = dict(first.metadata)
-    if "edge_stats" in metadata:
-        metadata["edge_stats"] = np.vstack(
-            [np.asarray(first.metadata["edge_stats"])[:1]]
-            + [np.asarray(hg.metadata["edge_stats"])[e : e + 1] for hg, e in rows]
-        )
-    metadata.pop("totals", None)
+    metadata.pop("totals", None)  # the decoder's scores of the first list's hypotheses only
+    stats = None
+    if all(hg.edge_stats is not None for hg in lists):
+        stats = np.vstack([first.edge_stats[:1]] + [hg.edge_stats[e : e + 1] for hg, e in rows])
     edges = len(rows) + 1
     return Hypergraph(
         2,
@@ -320,6 +307,8 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
         first.vocabulary,
         first.node_labels,
         metadata,
+        sentence_id=first.sentence_id,
+        edge_stats=stats,
     )
 
 
@@ -343,7 +332,7 @@ def model_best_rows(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:  # p
 def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) -> TuningSet:
     """Prune every graph to ``density x reference length`` edges by max-marginal rank under ``weights``
     (Cherry & Foster 2012; Moses ``--hg-prune``, applied once with the initial weights). Reference length:
-    the shortest reference, in words. Per-edge ``source_covered`` metadata is carried over."""
+    the shortest reference, in words."""
     if density <= 0:
         raise UsageError(f"the pruning density must be positive, got {density}")
     graphs = []
@@ -353,8 +342,6 @@ def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) ->
             continue
         ref_len = min((len(r.split()) for r in tuning_set.references[s]), default=1)
         limit = max(1, int(density * max(ref_len, 1)))
-        pruned, kept = prune(hg, weights.edge_scores(hg), limit)
-        if pruned is not hg and "source_covered" in hg.metadata:
-            pruned.metadata["source_covered"] = [hg.metadata["source_covered"][int(e)] for e in kept]
+        pruned, _ = prune(hg, weights.edge_scores(hg), limit)  # per-edge annotations follow the kept edges
         graphs.append(pruned)
     return TuningSet(graphs, tuning_set.references, tuning_set.metric, tuning_set.sentence_ids)

@@ -513,11 +513,10 @@ def _local_ids(tokens: np.ndarray, words: np.ndarray) -> np.ndarray:
 
 def node_fractions(hg: Hypergraph) -> np.ndarray:
     """The share of the source each node covers: Moses's ``source_covered`` of a node (read from its first
-    in-edge) over the goal's; without that metadata, the node's height (longest path from a leaf, in
+    in-edge) over the goal's; without those counts, the node's height (longest path from a leaf, in
     edges) over the goal's height."""
-    covered = hg.metadata.get("source_covered")
-    if covered is not None and len(covered) == hg.num_edges:
-        per_node = np.asarray(covered, dtype=np.float64)[hg.node_offsets[:-1]]
+    if hg.source_covered is not None:
+        per_node = hg.source_covered[hg.node_offsets[:-1]].astype(np.float64)
         total = per_node[-1]
         if total > 0:
             return per_node / total
