@@ -325,17 +325,7 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     points = np.empty(8)
     gap = np.empty(8, dtype=np.int64)
     while True:
-        count = 0
-        i = 0
-        while i >= 0:
-            if not closed[i]:
-                j = nxt[i]
-                if count == points.size:
-                    points, gap = _resize(points, 2 * count), _resize(gap, 2 * count)
-                points[count] = (line_b[i] - line_b[j]) / (line_m[j] - line_m[i])
-                gap[count] = i
-                count += 1
-            i = nxt[i]
+        count, points, gap = _open_gaps(line_b, line_m, nxt, closed, points, gap)
         if count == 0:
             break
         if count > best.shape[1]:
@@ -365,7 +355,32 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
             nxt[i] = lines
             lines += 1
             stored = top
-    # the lines in slope order through the hull routine: the same breakpoints as the inside kernel
+    left, slope, intercept, chosen = _hull_of_linked_lines(line_b, line_m, nxt, lines)
+    return left, slope, intercept, root[chosen], store_edge[:stored], store_tails[:stored]
+
+
+@_jit
+def _open_gaps(line_b, line_m, nxt, closed, points, gap):  # pragma: no cover
+    """The x of every open gap of the envelope found so far (where two slope-adjacent lines cross and a
+    line above them may still exist), and the gap's left line; the arrays grow when needed."""
+    count = 0
+    i = 0
+    while i >= 0:
+        if not closed[i]:
+            j = nxt[i]
+            if count == points.size:
+                points, gap = _resize(points, 2 * count), _resize(gap, 2 * count)
+            points[count] = (line_b[i] - line_b[j]) / (line_m[j] - line_m[i])
+            gap[count] = i
+            count += 1
+        i = nxt[i]
+    return count, points, gap
+
+
+@_jit
+def _hull_of_linked_lines(line_b, line_m, nxt, lines):  # pragma: no cover
+    """The lines of the list linked by slope through the hull routine: the same breakpoints as the inside
+    kernel. Returns breakpoints, slopes, intercepts and the chosen lines' indices."""
     order = np.empty(lines, dtype=np.int64)
     i, k = 0, 0
     while i >= 0:
@@ -374,7 +389,7 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     left, slope, intercept = np.empty(lines), np.empty(lines), np.empty(lines)
     chosen = np.empty(lines, dtype=np.int64)
     top = _upper_hull(order, line_m, line_b, left, slope, intercept, chosen, 0)
-    return left[:top], slope[:top], intercept[:top], root[chosen[:top]], store_edge[:stored], store_tails[:stored]
+    return left[:top], slope[:top], intercept[:top], chosen[:top]
 
 
 SCALE_RANGE = 1e-9

@@ -246,6 +246,14 @@ class _Reader:
             (losers if line.recombined is not None else survivors)[line.hyp] = line
         if 0 not in survivors:
             raise self.fail(f"sentence {sid} has no start hypothesis line '{sid} hyp=0 stack=0'", first)
+        self.check_back_links(sid, lines, survivors, losers)
+        final_stack = max(line.stack for line in survivors.values())
+        self.check_forward_links(sid, lines, survivors, losers, final_stack)
+        return self.graph(sid, lines, survivors, final_stack, feature_space, vocabulary)
+
+    def check_back_links(self, sid: int, lines: list[_Line], survivors: dict, losers: dict) -> None:
+        """``back`` names a surviving hypothesis one phrase earlier, ``score`` is its score plus
+        ``transition``, and ``recombined`` names a survivor of the same stack."""
         start_score: float | None = None
         for line in lines:
             if line.hyp == 0:
@@ -283,7 +291,11 @@ class _Reader:
                         f"recombined={line.recombined} is in stack {winner.stack}, this hypothesis in {line.stack}",
                         line.number,
                     )
-        final_stack = max(line.stack for line in survivors.values())
+
+    def check_forward_links(
+        self, sid: int, lines: list[_Line], survivors: dict, losers: dict, final_stack: int
+    ) -> None:
+        """``forward`` is -1 exactly on final hypotheses and otherwise names an extension of this one."""
         for line in lines:
             if line.hyp == 0 or line.forward is None:
                 continue
@@ -303,6 +315,19 @@ class _Reader:
                         f"sentence {sid}: forward={line.forward} names no hypothesis extending hypothesis {head}",
                         line.number,
                     )
+
+    def graph(
+        self,
+        sid: int,
+        lines: list[_Line],
+        survivors: dict,
+        final_stack: int,
+        feature_space: FeatureSpace,
+        vocabulary: Vocabulary,
+    ) -> Hypergraph:
+        """The lattice: start, survivors by (stack, id), goal; one arc per non-start line, into the
+        hypothesis it recombined into, and an arc from every final survivor to the goal."""
+        first = lines[0].number
         order = sorted(survivors.values(), key=lambda h: (h.stack, h.hyp))
         node = {h.hyp: v for v, h in enumerate(order)}
         goal = len(order)

@@ -314,13 +314,100 @@ class ReferenceNgrams(NamedTuple):
     base: int
 
 
+class _Scratch(NamedTuple):
+    """Work arrays of :func:`_forest_search`: an edge's word sequence and segments (see :func:`_sequence`),
+    and the keys and orders of the n-grams it creates."""
+
+    seq_word: np.ndarray
+    seq_seg: np.ndarray
+    gram_keys: np.ndarray
+    gram_order: np.ndarray
+
+
+@_jit
+def _count_new_ngrams(length, scratch, order, refs, stats):  # pragma: no cover - compiled
+    """Add to ``stats`` the n-grams an edge creates (not inside one tail, not across a gap): counts and
+    matches clipped by the reference counts, as BLEU's m_n and c_n."""
+    seq_word, seq_seg, gram_keys, gram_order = scratch
+    base = refs.base
+    g = 0
+    run_start = 0
+    for p in range(length):
+        if seq_word[p] < 0:
+            run_start = p + 1
+            continue
+        h = np.int64(0)
+        unseen = False  # a word no reference has (local id 0): no match, key -m groups them per order
+        for m in range(1, order + 1):
+            start = p - m + 1
+            if start < run_start:
+                break
+            digit = seq_word[start]
+            unseen = unseen or digit == 0
+            h = h * base + digit
+            if seq_seg[p] < 0 or seq_seg[start] != seq_seg[p]:
+                gram_keys[g] = -m if unseen else h
+                gram_order[g] = m
+                g += 1
+    # sort the keys (insertion sort: a few dozen per edge) and clip each distinct n-gram's count
+    for i in range(1, g):
+        key = gram_keys[i]
+        m = gram_order[i]
+        j = i - 1
+        while j >= 0 and gram_keys[j] > key:
+            gram_keys[j + 1] = gram_keys[j]
+            gram_order[j + 1] = gram_order[j]
+            j -= 1
+        gram_keys[j + 1] = key
+        gram_order[j + 1] = m
+    i = 0
+    while i < g:
+        key = gram_keys[i]
+        m = gram_order[i]
+        j = i
+        while j < g and gram_keys[j] == key:
+            j += 1
+        count = j - i
+        stats[2 * (m - 1) + 1] += count
+        stats[2 * (m - 1)] += min(count, _lookup(refs.ref_keys, refs.ref_counts, key))
+        i = j
+
+
+@_jit
+def _keep_boundary_words(v, length, scratch, k, left, right, ylen):  # pragma: no cover - compiled
+    """Node ``v``'s first and last ``k`` words (``ylen[v]`` = how many, when fewer than ``k``) from its
+    winning edge's sequence of ``length`` entries."""
+    seq_word = scratch.seq_word
+    words = 0
+    gap = False
+    for p in range(length):
+        if seq_word[p] < 0:
+            gap = True
+            break
+        if words < k:
+            left[v, words] = seq_word[p]
+        words += 1
+    if gap or words >= k:
+        ylen[v] = k
+        q = 0
+        p = length - 1
+        while q < k:
+            right[v, k - 1 - q] = seq_word[p]
+            q += 1
+            p -= 1
+    else:
+        ylen[v] = words
+        for j in range(words):
+            right[v, j] = left[v, j]
+
+
 @_jit
 def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight):  # pragma: no cover - compiled
     """Viterbi with the gain folded in, each node carrying its winner's statistics and boundary words
     (Moses ``Viterbi``/``HgBleuScorer``). ``gain`` is a :class:`GainRule`. Returns the winning in-edge
     of every node."""
     node_offsets, tail_offsets, tails = forest.node_offsets, forest.tail_offsets, forest.tails
-    fraction, ref_len, ref_keys, ref_counts, max_sequence, base = refs
+    fraction, ref_len, max_sequence = refs.fraction, refs.ref_len, refs.max_sequence
     code, order, theta, background = gain
     n = node_offsets.size - 1
     k = order - 1
@@ -332,10 +419,12 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
     node_stats = np.zeros((n, size))
     model = np.zeros(n)
     best_edge = np.full(n, -1, dtype=np.int64)
-    seq_word = np.empty(max_sequence, dtype=np.int64)
-    seq_seg = np.empty(max_sequence, dtype=np.int64)
-    gram_keys = np.empty(max_sequence * order, dtype=np.int64)
-    gram_order = np.empty(max_sequence * order, dtype=np.int64)
+    scratch = _Scratch(
+        np.empty(max_sequence, dtype=np.int64),
+        np.empty(max_sequence, dtype=np.int64),
+        np.empty(max_sequence * order, dtype=np.int64),
+        np.empty(max_sequence * order, dtype=np.int64),
+    )
     stats = np.empty(size)
     best_stats = np.empty(size)
     for v in range(n):
@@ -344,55 +433,14 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
             inside = edge_scores[e]
             for t in range(tail_offsets[e], tail_offsets[e + 1]):
                 inside += model[tails[t]]
-            length = _sequence(e, forest, left, right, ylen, k, seq_word, seq_seg)
+            length = _sequence(e, forest, left, right, ylen, k, scratch.seq_word, scratch.seq_seg)
             for j in range(size):
                 stats[j] = 0.0
             for t in range(tail_offsets[e], tail_offsets[e + 1]):
                 u = tails[t]
                 for j in range(size - 1):
                     stats[j] += node_stats[u, j]
-            # n-grams created by this edge: not inside one tail, not across a gap
-            g = 0
-            run_start = 0
-            for p in range(length):
-                if seq_word[p] < 0:
-                    run_start = p + 1
-                    continue
-                h = np.int64(0)
-                unseen = False  # a word no reference has (local id 0): no match, key -m groups them per order
-                for m in range(1, order + 1):
-                    start = p - m + 1
-                    if start < run_start:
-                        break
-                    digit = seq_word[start]
-                    unseen = unseen or digit == 0
-                    h = h * base + digit
-                    if seq_seg[p] < 0 or seq_seg[start] != seq_seg[p]:
-                        gram_keys[g] = -m if unseen else h
-                        gram_order[g] = m
-                        g += 1
-            # sort the keys (insertion sort: a few dozen per edge) and clip each distinct n-gram's count
-            for i in range(1, g):
-                key = gram_keys[i]
-                m = gram_order[i]
-                j = i - 1
-                while j >= 0 and gram_keys[j] > key:
-                    gram_keys[j + 1] = gram_keys[j]
-                    gram_order[j + 1] = gram_order[j]
-                    j -= 1
-                gram_keys[j + 1] = key
-                gram_order[j + 1] = m
-            i = 0
-            while i < g:
-                key = gram_keys[i]
-                m = gram_order[i]
-                j = i
-                while j < g and gram_keys[j] == key:
-                    j += 1
-                count = j - i
-                stats[2 * (m - 1) + 1] += count
-                stats[2 * (m - 1)] += min(count, _lookup(ref_keys, ref_counts, key))
-                i = j
+            _count_new_ngrams(length, scratch, order, refs, stats)
             stats[size - 1] = fraction[v] * ref_len
             total = model_weight * inside
             if bleu_weight != 0.0:
@@ -405,30 +453,8 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
                     best_stats[j] = stats[j]
         for j in range(size):
             node_stats[v, j] = best_stats[j]
-        # boundary words of the winner
-        e = best_edge[v]
-        length = _sequence(e, forest, left, right, ylen, k, seq_word, seq_seg)
-        words = 0
-        gap = False
-        for p in range(length):
-            if seq_word[p] < 0:
-                gap = True
-                break
-            if words < k:
-                left[v, words] = seq_word[p]
-            words += 1
-        if gap or words >= k:
-            ylen[v] = k
-            q = 0
-            p = length - 1
-            while q < k:
-                right[v, k - 1 - q] = seq_word[p]
-                q += 1
-                p -= 1
-        else:
-            ylen[v] = words
-            for j in range(words):
-                right[v, j] = left[v, j]
+        length = _sequence(best_edge[v], forest, left, right, ylen, k, scratch.seq_word, scratch.seq_seg)
+        _keep_boundary_words(v, length, scratch, k, left, right, ylen)
     return best_edge, model, node_stats
 
 
