@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.compiled import boolean_inside_outside
 from hypertune.errors import GraphError
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -338,24 +339,6 @@ class Hypergraph:
         return built[node]
 
     # ------------------------------------------------------------------ summaries and conversions
-    def count_derivations(self) -> int:
-        """Exact number of derivations of the goal (Python integers never overflow)."""
-        from hypertune.algorithms.inside_outside import count_derivations
-
-        return count_derivations(self)
-
-    def describe(self) -> dict[str, Any]:
-        """Nodes, edges, derivations, maximum arity and features, as a JSON-ready dict."""
-        used = np.unique(self.features.indices)
-        return {
-            "nodes": self.num_nodes,
-            "edges": self.num_edges,
-            "derivations": self.count_derivations(),
-            "max_arity": self.max_arity,
-            "features": int(used.size),
-            "lattice": self.is_lattice,
-        }
-
     def to_networkx(self) -> Any:
         """A networkx view: a lattice becomes a MultiDiGraph of its arcs (start to goal), any other
         hypergraph a bipartite DiGraph of ``("node", v)`` and ``("edge", e)`` vertices."""
@@ -421,8 +404,6 @@ def useful_edges(hg_arrays: Hypergraph | _Arrays, keep: np.ndarray | None = None
     A node is *reachable* when it has a derivation (Boolean inside is true) and *co-reachable* when it is
     used by a derivation of the goal (Boolean outside is true). Returns boolean masks (edges, nodes).
     """
-    from hypertune.compiled import boolean_inside_outside
-
     keep = np.ones(hg_arrays.head.size, dtype=np.bool_) if keep is None else np.asarray(keep, dtype=np.bool_)
     return boolean_inside_outside(hg_arrays.num_nodes, hg_arrays.head, hg_arrays.tail_offsets, hg_arrays.tails, keep)
 
@@ -510,8 +491,8 @@ class HypergraphBuilder:
     >>> a, c = b.add_node(), b.add_node()
     >>> _ = b.add_edge(a, [], {"lm": -1.0}, "the")
     >>> _ = b.add_edge(c, [a], {"lm": -2.0}, "[1] cat")
-    >>> b.build().describe()["derivations"]
-    1
+    >>> b.build().num_edges
+    2
     """
 
     def __init__(self, feature_space: FeatureSpace | None = None, vocabulary: Vocabulary | None = None) -> None:

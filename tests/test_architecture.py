@@ -65,3 +65,10 @@ def test_dependencies_point_one_way():
             if target > rank and not (source == "hypertune.cli.bench_command" and LAYERS[target][0] == "bench"):
                 wrong.append(f"{path.relative_to(REPO)}:{line}: {LAYERS[rank][0]} imports {name} ({LAYERS[target][0]})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_structure_knows_no_algorithm():
+    """``hypergraph.py`` is the bottom of the engine: semirings and algorithms are written over it."""
+    path = PACKAGE / "hypergraph.py"
+    up = [name for _, name in imports(path) if name.startswith(("hypertune.algorithms", "hypertune.semirings"))]
+    assert not up, up

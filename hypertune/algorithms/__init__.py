@@ -1,7 +1,7 @@
 """Algorithms over hypergraphs, each written once over the semiring interface (plus compiled fast paths)."""
 
 from hypertune.algorithms.enumeration import enumerate_derivations
-from hypertune.algorithms.inside_outside import count_derivations, edge_inside, inside, outside
+from hypertune.algorithms.inside_outside import count_derivations, describe_graph, edge_inside, inside, outside
 from hypertune.algorithms.kbest import LazyKBest, kbest
 from hypertune.algorithms.posteriors import (
     edge_posteriors,
@@ -19,6 +19,7 @@ __all__ = [
     "ScoredDerivation",
     "best_derivation",
     "count_derivations",
+    "describe_graph",
     "describe_derivation",
     "edge_inside",
     "edge_posteriors",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+from hypertune.algorithms.inside_outside import count_derivations
 from hypertune.errors import GraphError
 from hypertune.hypergraph import Derivation, Hypergraph
 
@@ -14,7 +15,7 @@ def enumerate_derivations(hg: Hypergraph, limit: int = 100_000) -> list[Derivati
     Raises :class:`GraphError` if there are more than ``limit``; count them first with
     :meth:`Hypergraph.count_derivations`.
     """
-    count = hg.count_derivations()
+    count = count_derivations(hg)
     if count > limit:
         raise GraphError(f"{count} derivations is more than the enumeration limit of {limit}")
     derivations: list[list[Derivation]] = []

@@ -120,6 +120,18 @@ def count_derivations(hg: Hypergraph) -> int:
     return int(inside(hg, CountingSemiring(), [1] * hg.num_edges)[hg.goal])
 
 
+def describe_graph(hg: Hypergraph) -> dict[str, Any]:
+    """Nodes, edges, derivations, maximum arity and features used, as a JSON-ready dict."""
+    return {
+        "nodes": hg.num_nodes,
+        "edges": hg.num_edges,
+        "derivations": count_derivations(hg),
+        "max_arity": hg.max_arity,
+        "features": int(np.unique(hg.features.indices).size),
+        "lattice": hg.is_lattice,
+    }
+
+
 # ---------------------------------------------------------------------- dispatch helpers
 
 

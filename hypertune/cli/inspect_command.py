@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from hypertune.algorithms import describe_graph
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.formats import FORMATS, read_graphs
 from hypertune.formats.registry import corpus_files
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             read = read_graphs(file, args.format, space, vocabulary)
             graphs.extend(read)
             files.extend([file] * len(read))
-    rows = [g.describe() for g in progress(args, graphs, len(graphs), "inspecting")]
+    rows = [describe_graph(g) for g in progress(args, graphs, len(graphs), "inspecting")]
     for row, file, g in zip(rows, files, graphs, strict=True):
         row["file"] = file
         if g.sentence_id is not None:

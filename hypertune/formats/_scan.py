@@ -252,4 +252,3 @@ def string_at(data: bytes, table: StringTable, k: int) -> str:
 def located(data: bytes, offset: int, message: str, path: str) -> InputError:
     """An :class:`InputError` at the line of ``data`` holding byte ``offset``."""
     return InputError(message, path, data.count(b"\n", 0, offset) + 1)
-

@@ -426,9 +426,7 @@ def _graph(
         feature_column[k] = feature_space.index(from_moses_hypergraph_name(string_at(data, table, k)))
     feature_edge = np.repeat(np.arange(num_edges, dtype=np.int64), out.feature_counts[:num_edges])
     indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num_edges), dtype=np.int64)))
-    features = sp.csr_matrix(
-        (values[kept], feature_column[names[kept]], indptr), shape=(num_edges, len(feature_space))
-    )
+    features = sp.csr_matrix((values[kept], feature_column[names[kept]], indptr), shape=(num_edges, len(feature_space)))
     try:
         return Hypergraph(
             vertices,

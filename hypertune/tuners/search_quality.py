@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hypertune.algorithms import enumerate_derivations
+from hypertune.algorithms import count_derivations, enumerate_derivations
 from hypertune.generate import random_hypergraph
 from hypertune.metrics import BleuMetric
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -53,7 +53,7 @@ def approximation_quality(
             feature_space=space,
             vocabulary=vocabulary,
         )
-        if hg.count_derivations() > 5000:
+        if count_derivations(hg) > 5000:
             continue
         derivations = enumerate_derivations(hg)
         words = hg.derivation_words(derivations[int(rng.integers(len(derivations)))])
