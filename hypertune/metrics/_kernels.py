@@ -250,6 +250,16 @@ def _stats_range(
         )
 
 
+@nb.njit(cache=True)
+def _clipping_scratch(max_gram: int, max_len: int, max_order: int) -> tuple:  # pragma: no cover - compiled
+    """One worker's scratch for :func:`_stats_range`: per reference n-gram the count used so far, the
+    n-grams touched (to reset them), and the hypothesis in local word ids."""
+    used = np.zeros(max_gram, dtype=np.int32)
+    touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
+    local = np.empty(max(1, max_len), dtype=np.int64)
+    return used, touched, local
+
+
 @nb.njit(cache=True, parallel=True)
 def hypothesis_stats(
     hyps: Hypotheses,
@@ -275,10 +285,7 @@ def hypothesis_stats(
         hi = min(n, lo + step)
         if lo >= hi:
             continue
-        used = np.zeros(max_gram, dtype=np.int32)
-        touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
-        local = np.empty(max(1, max_len), dtype=np.int64)
-        _stats_range(lo, hi, hyps, tables, max_order, mode, clip, out, (used, touched, local))
+        _stats_range(lo, hi, hyps, tables, max_order, mode, clip, out, _clipping_scratch(max_gram, max_len, max_order))
 
 
 @nb.njit(cache=True)
@@ -294,8 +301,5 @@ def hypothesis_stats_serial(
     out: np.ndarray,
 ) -> None:
     """Single-threaded :func:`hypothesis_stats` (no thread start-up cost for small batches)."""
-    used = np.zeros(max_gram, dtype=np.int32)
-    touched = np.empty(max(1, max_len * max_order), dtype=np.int64)
-    local = np.empty(max(1, max_len), dtype=np.int64)
-    scratch = (used, touched, local)
+    scratch = _clipping_scratch(max_gram, max_len, max_order)
     _stats_range(0, hyps.offsets.shape[0] - 1, hyps, tables, max_order, mode, clip, out, scratch)
