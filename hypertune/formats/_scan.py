@@ -16,7 +16,7 @@ one parser: there is no second, slower "checked" parser to keep in step with it.
   ``float()`` on the flagged few; so every value equals ``float(text)``.
 - Strings: :class:`StringTable` interns byte ranges of the buffer by FNV-1a hash with linear probing,
   comparing the bytes on every hash match, so two different strings never share an id. Ids follow first
-  appearance.
+  appearance. :class:`KeyTable` does the same for int64 keys (Fibonacci hashing).
 """
 
 from __future__ import annotations
@@ -30,13 +30,20 @@ from hypertune.errors import InputError
 from hypertune.formats.io import read_bytes
 
 __all__ = [
+    "MAX_DIGITS",
+    "KeyTable",
     "StringTable",
     "grown",
     "intern",
+    "is_separator",
     "is_string",
+    "key_id",
     "located",
+    "new_key_table",
     "new_string_table",
+    "next_token",
     "parse_decimal",
+    "parse_integer",
     "read_bytes",
     "same_bytes",
     "space_width",
@@ -48,6 +55,7 @@ _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 _EXACT_POWERS = np.array([10.0**k for k in range(23)])  # 1e0 .. 1e22: every one an exact double
 _LARGEST_BEFORE_DIGIT = ((1 << 53) - 10) // 10  # then significand * 10 + 9 < 2**53
+MAX_DIGITS = 18  # integers of at most 18 digits fit an int64
 _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
 
@@ -106,6 +114,55 @@ def is_string(table: StringTable, k: int, buf: np.ndarray, start: int, end: int)
         and table.ends[k] - table.starts[k] == end - start
         and same_bytes(buf, start, end, table.starts[k])
     )
+
+
+@_inline
+def is_separator(buf: np.ndarray, j: int, end: int) -> bool:  # pragma: no cover - compiled
+    """Whether the field separator ``|||`` starts at ``buf[j]`` (and ends before ``end``)."""
+    return j + 2 < end and buf[j] == 124 and buf[j + 1] == 124 and buf[j + 2] == 124
+
+
+@_inline
+def next_token(buf: np.ndarray, j: int, end: int, separators: bool) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The next token at or after ``j`` before ``end`` (``(end, end)`` when none): whitespace-separated, and
+    with ``separators`` also ending at ``|||`` (as ``line.split("|||")`` then ``.split()`` would split)."""
+    while j < end:
+        width = space_width(buf, j)
+        if width == 0:
+            break
+        j += width
+    start = j
+    if separators and is_separator(buf, j, end):
+        return start, j + 3
+    while j < end:
+        kind = BYTE_CLASS[buf[j]]
+        if kind != PLAIN and (
+            kind == SPACE
+            or (kind == MAYBE_SPACE and space_width(buf, j) > 0)
+            or (kind == BAR and separators and is_separator(buf, j, end))
+        ):
+            break
+        j += 1
+    return start, j
+
+
+@_inline
+def parse_integer(buf: np.ndarray, start: int, end: int) -> tuple[bool, int]:  # pragma: no cover - compiled
+    """``(True, value)`` when ``buf[start:end]`` is ``[+-]digits`` (ASCII, at most 18 digits: an int64)."""
+    j = start
+    sign = 1
+    if j < end and (buf[j] == 45 or buf[j] == 43):
+        sign = -1 if buf[j] == 45 else 1
+        j += 1
+    if j == end or end - j > MAX_DIGITS:
+        return False, 0
+    value = 0
+    while j < end:
+        if buf[j] < 48 or buf[j] > 57:
+            return False, 0
+        value = value * 10 + (buf[j] - 48)
+        j += 1
+    return True, sign * value
 
 
 @_inline
@@ -252,3 +309,63 @@ def string_at(data: bytes, table: StringTable, k: int) -> str:
 def located(data: bytes, offset: int, message: str, path: str) -> InputError:
     """An :class:`InputError` at the line of ``data`` holding byte ``offset``."""
     return InputError(message, path, data.count(b"\n", 0, offset) + 1)
+
+
+class KeyTable(NamedTuple):
+    """Ids for int64 keys in order of first appearance (open addressing, the keys themselves compared):
+    ``keys[k]`` is the key of id ``k``; ``count[0]`` ids so far; ``slots`` the index (-1 empty)."""
+
+    slots: np.ndarray
+    keys: np.ndarray
+    count: np.ndarray
+
+
+@_jit
+def new_key_table(capacity: int) -> KeyTable:  # pragma: no cover - compiled
+    size = 16
+    while size < 2 * capacity:
+        size *= 2
+    return KeyTable(np.full(size, -1, np.int64), np.empty(capacity, np.int64), np.zeros(1, np.int64))
+
+
+@_jit
+def _key_rehashed(table: KeyTable) -> KeyTable:  # pragma: no cover - compiled
+    count = table.count[0]
+    size = table.slots.size * 2
+    slots = np.full(size, -1, np.int64)
+    for k in range(count):
+        slot = _key_slot(table.keys[k], size - 1)
+        while slots[slot] != -1:
+            slot = (slot + 1) & (size - 1)
+        slots[slot] = k
+    return KeyTable(slots, grown(table.keys, 2 * count + 1), table.count)
+
+
+@_inline
+def _key_slot(key: int, mask: int) -> int:  # pragma: no cover - compiled
+    return np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(32)) & mask
+
+
+@_inline
+def key_id(table: KeyTable, key: int) -> tuple[KeyTable, int]:  # pragma: no cover - compiled
+    """The id of ``key`` (a new id when it is new) and the table, reallocated when it grew."""
+    mask = table.slots.size - 1
+    slot = _key_slot(key, mask)
+    while True:
+        k = table.slots[slot]
+        if k == -1:
+            break
+        if table.keys[k] == key:
+            return table, k
+        slot = (slot + 1) & mask
+    k = table.count[0]
+    if k >= table.keys.size or 2 * (k + 1) > table.slots.size:
+        table = _key_rehashed(table)
+        mask = table.slots.size - 1
+        slot = _key_slot(key, mask)
+        while table.slots[slot] != -1:
+            slot = (slot + 1) & mask
+    table.slots[slot] = k
+    table.keys[k] = key
+    table.count[0] = k + 1
+    return table, k

@@ -52,19 +52,17 @@ from hypertune.formats._common import (
     to_moses_hypergraph_name,
 )
 from hypertune.formats._scan import (
-    BAR,
-    BYTE_CLASS,
-    MAYBE_SPACE,
-    PLAIN,
-    SPACE,
+    MAX_DIGITS,
     StringTable,
     intern,
+    is_separator,
     is_string,
     located,
     new_string_table,
+    next_token,
     parse_decimal,
+    parse_integer,
     read_bytes,
-    space_width,
     string_at,
 )
 from hypertune.formats.io import write_atomically
@@ -135,55 +133,6 @@ class _Scanned(NamedTuple):
     _TRAILING,
     _ENDS_EARLY,
 ) = range(1, 14)
-_MAX_DIGITS = 18  # integers of at most 18 digits fit an int64
-
-
-@_inline
-def _is_separator(buf: np.ndarray, j: int, end: int) -> bool:  # pragma: no cover - compiled
-    return j + 2 < end and buf[j] == 124 and buf[j + 1] == 124 and buf[j + 2] == 124
-
-
-@_inline
-def _token(buf: np.ndarray, j: int, end: int, separators: bool) -> tuple[int, int]:  # pragma: no cover - compiled
-    """The next token at or after ``j`` before ``end`` (``(end, end)`` when none): whitespace-separated, and
-    with ``separators`` also ending at ``|||`` (as ``line.split("|||")`` then ``.split()`` would split)."""
-    while j < end:
-        width = space_width(buf, j)
-        if width == 0:
-            break
-        j += width
-    start = j
-    if separators and _is_separator(buf, j, end):
-        return start, j + 3
-    while j < end:
-        kind = BYTE_CLASS[buf[j]]
-        if kind != PLAIN and (
-            kind == SPACE
-            or (kind == MAYBE_SPACE and space_width(buf, j) > 0)
-            or (kind == BAR and separators and _is_separator(buf, j, end))
-        ):
-            break
-        j += 1
-    return start, j
-
-
-@_inline
-def _integer(buf: np.ndarray, start: int, end: int) -> tuple[bool, int]:  # pragma: no cover - compiled
-    """``buf[start:end]`` as ``[+-]digits`` (ASCII, at most 18 digits)."""
-    j = start
-    sign = 1
-    if j < end and (buf[j] == 45 or buf[j] == 43):
-        sign = -1 if buf[j] == 45 else 1
-        j += 1
-    if j == end or end - j > _MAX_DIGITS:
-        return False, 0
-    value = 0
-    while j < end:
-        if buf[j] < 48 or buf[j] > 57:
-            return False, 0
-        value = value * 10 + (buf[j] - 48)
-        j += 1
-    return True, sign * value
 
 
 @_inline
@@ -199,7 +148,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     separators = 0
     j = start
     while j < end:
-        if _is_separator(buf, j, end):
+        if is_separator(buf, j, end):
             separators += 1
             j += 3
         else:
@@ -213,17 +162,17 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     source_seen = False
     j = start
     while True:
-        s, e = _token(buf, j, end, True)
+        s, e = next_token(buf, j, end, True)
         j = e
         if s == end:
             break
-        if e - s == 3 and _is_separator(buf, s, e):
+        if e - s == 3 and is_separator(buf, s, e):
             field += 1
             field_start = e
             continue
         if field == 0:
             if e - s > 2 and buf[s] == 91 and buf[e - 1] == 93:
-                digits, tail = _integer(buf, s + 1, e - 1)
+                digits, tail = parse_integer(buf, s + 1, e - 1)
                 if digits and buf[s + 1] != 45 and buf[s + 1] != 43:
                     if tail >= vertex:
                         return table, _fail(out, _TAIL, s, e, vertex, 0)
@@ -231,7 +180,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
                     sizes[2] += 1
                     out.target_lengths[edge] += 1
                     continue
-                if e - s - 2 > _MAX_DIGITS and _integer(buf, s + 1, s + 1 + _MAX_DIGITS)[0]:
+                if e - s - 2 > MAX_DIGITS and parse_integer(buf, s + 1, s + 1 + MAX_DIGITS)[0]:
                     return table, _fail(out, _TAIL, s, e, vertex, 0)  # a tail id too long for any vertex
             table, word = intern(table, buf, s, e)
             out.target[sizes[2]] = word
@@ -260,7 +209,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
             sizes[3] += 1
             out.feature_counts[edge] += 1
         else:
-            digits, covered = _integer(buf, s, e)
+            digits, covered = parse_integer(buf, s, e)
             if source_seen or not digits or buf[s] == 45 or buf[s] == 43:
                 return table, _fail(out, _SOURCE, field_start, end, vertex, 0)
             out.sources[edge] = covered
@@ -284,15 +233,15 @@ def _scan(buf, out, table):  # pragma: no cover - compiled
         end = pos
         while end < n and buf[end] != 10:
             end += 1
-        s, e = _token(buf, pos, end, False)
+        s, e = next_token(buf, pos, end, False)
         line_start, pos = s, end + 1
         if s == end or buf[s] == 35:
             continue
         if vertex == -1:
-            s2, e2 = _token(buf, e, end, False)
-            ok1, vertices = _integer(buf, s, e)
-            ok2, edges = _integer(buf, s2, e2)
-            if s2 == end or _token(buf, e2, end, False)[0] != end:
+            s2, e2 = next_token(buf, e, end, False)
+            ok1, vertices = parse_integer(buf, s, e)
+            ok2, edges = parse_integer(buf, s2, e2)
+            if s2 == end or next_token(buf, e2, end, False)[0] != end:
                 return table, _fail(out, _HEADER_FIELDS, line_start, end, 0, 0)
             if not (ok1 and ok2):
                 return table, _fail(out, _HEADER_NUMBERS, line_start, end, 0, 0)
@@ -303,8 +252,8 @@ def _scan(buf, out, table):  # pragma: no cover - compiled
         elif vertex == sizes[0]:
             return table, _fail(out, _TRAILING, line_start, end, vertex, 0)
         elif remaining == 0:
-            ok, count = _integer(buf, s, e)
-            if not ok or _token(buf, e, end, False)[0] != end:
+            ok, count = parse_integer(buf, s, e)
+            if not ok or next_token(buf, e, end, False)[0] != end:
                 return table, _fail(out, _COUNT, line_start, end, vertex, 0)
             if count < 1:
                 return table, _fail(out, _COUNT_LOW, line_start, end, vertex, count)
