@@ -21,134 +21,41 @@ parameter file (:func:`read_zmert`, ``names=`` or ``params=``) and default to ``
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
-from hypertune.errors import GraphError, InputError
-from hypertune.formats._common import check_word, component_names, format_number
-from hypertune.formats.io import open_text, write_atomically
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from hypertune.errors import InputError
+from hypertune.formats._common import check_word, format_number
+from hypertune.formats._scan import (
+    KeyTable,
+    StringTable,
+    intern,
+    is_separator,
+    key_id,
+    located,
+    new_key_table,
+    new_string_table,
+    next_token,
+    parse_decimal,
+    parse_integer,
+    read_bytes,
+    string_at,
+)
+from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph, from_kbest
+from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-_LABEL = re.compile(r"^[^\s=:]+[=:]$")
-
-
-def _lines(path: str):
-    with open_text(path) as handle:
-        try:
-            yield from enumerate(handle, 1)
-        except (UnicodeDecodeError, EOFError, OSError) as error:
-            raise InputError(f"cannot read the file ({error})", path) from None
-
-
-def parse_features(field: str, path: str | None, line: int | None) -> list[tuple[str, float]]:
-    """The features of one n-best entry (see the module docstring), canonically named, in order."""
-    out: list[tuple[str, float]] = []
-    label: str | None = None
-    values: list[float] = []
-    seen: set[str] = set()
-
-    def flush() -> None:
-        if label is None:
-            return
-        if not values:
-            raise InputError(f"feature label {label!r} has no values", path, line)
-        out.extend(zip(component_names(label, len(values)), values, strict=True))
-
-    for token in field.split():
-        if _LABEL.match(token):
-            flush()
-            label, values = token[:-1], []
-            if label in seen:
-                raise InputError(f"feature label {label!r} appears twice", path, line)
-            seen.add(label)
-            continue
-        if "=" in token:
-            name, _, text = token.rpartition("=")
-            if not name:
-                raise InputError(f"expected a feature 'name=value', got {token!r}", path, line)
-            flush()
-            label, values = None, []
-            out.append((name, _number(text, name, path, line)))
-            continue
-        if label is None:
-            raise InputError(f"the value {token!r} has no feature label (expected 'Name= v1 v2 ...')", path, line)
-        values.append(_number(token, label, path, line))
-    flush()
-    return out
-
-
-def _number(text: str, name: str, path: str | None, line: int | None) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"feature {name!r}: expected a number, got {text!r}", path, line) from None
-    if not math.isfinite(value):
-        raise InputError(f"feature {name!r}: values must be finite, got {text!r}", path, line)
-    return value
-
-
-def _sentences(path: str, parse_entry, min_fields: int):
-    """Group lines by sentence id: yields (sid, [(words, features, extra)]) in file order."""
-    current: str | None = None
-    entries: list[Any] = []
-    done: set[str] = set()
-    number = 1
-    for number, raw in _lines(path):
-        if not raw.strip():
-            continue
-        fields = raw.rstrip("\r\n").split("|||")
-        if len(fields) < min_fields:
-            raise InputError(
-                f"expected at least {min_fields} fields separated by '|||', got {len(fields)}", path, number
-            )
-        sid = fields[0].strip()
-        if not sid.isdigit():
-            raise InputError(f"expected a sentence id (a non-negative integer), got {sid!r}", path, number)
-        if sid != current:
-            if current is not None:
-                yield current, entries
-                done.add(current)
-            if sid in done:
-                raise InputError(f"sentence {sid} appears again after other sentences", path, number)
-            current, entries = sid, []
-        entries.append(parse_entry(fields, path, number))
-    if current is not None:
-        yield current, entries
-    else:
-        raise InputError("no hypotheses in the file (expected 'id ||| hypothesis ||| ...' lines)", path, number)
-
-
-def _moses_entry(fields: list[str], path: str, number: int):
-    features = parse_features(fields[2], path, number)
-    total = fields[3].strip().split()
-    if len(total) != 1:
-        raise InputError(f"expected the total score in field 4, got {fields[3].strip()!r}", path, number)
-    return fields[1].split(), features, _number(total[0], "total", path, number)
-
-
-def _build(sid: str, entries, feature_space, vocabulary, path: str) -> Hypergraph:
-    try:
-        return from_kbest(
-            [(words, features) for words, features, _ in entries],
-            feature_space,
-            vocabulary,
-            metadata={"totals": [total for _, _, total in entries]},
-            sentence_id=int(sid),
-        )
-    except GraphError as error:
-        raise InputError(f"sentence {sid}: {error}", path) from None
+_jit = numba.njit(cache=True, nogil=True)
+_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
 def read_moses(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    graphs = [
-        _build(sid, entries, feature_space, vocabulary, path) for sid, entries in _sentences(path, _moses_entry, 4)
-    ]
-    if not graphs:
-        raise InputError("no hypotheses in the n-best list", path)
-    return graphs
+    return _read(path, feature_space, vocabulary)
 
 
 def kbest_entries(hg: Hypergraph) -> list[tuple[list[str], dict[str, float]]]:
@@ -204,11 +111,15 @@ def feature_order(path: str) -> list[str]:
     fields = first.split()
     if fields and fields[0].startswith("FEATURES_TXT_BEGIN_"):
         return collapse_single_components(fields[4:])
-    parts = first.split("|||")
-    if len(parts) < 4:
+    if len(first.split("|||")) < 4:
         raise InputError("expected an n-best list or a FEATSTAT file to take the feature order from", path, 1)
-    dense = [token for token in parts[2].split() if _LABEL.match(token) or "=" not in token]
-    return [name for name, _ in parse_features(" ".join(dense), path, 1)]
+    data = (first + "\n").encode("utf-8")
+    out, _, names, ids, code = _scan_file(data, zmert=False)
+    problems = _flagged_problems(data, out, names, path)
+    if code or problems:
+        raise problems[0][1] if problems else _scan_error(data, out, path, zmert=False)
+    canonical, sparse = _canonical_names(data, names, ids)
+    return [name for name, is_sparse in zip(canonical, sparse, strict=True) if not is_sparse]
 
 
 # ---------------------------------------------------------------------- Z-MERT
@@ -227,24 +138,415 @@ def read_zmert(
 
         names = [p.name for p in read_zmert_params(params)]
 
-    def entry(fields: list[str], where: str, number: int):
-        if len(fields) != 3:
-            raise InputError(f"expected 'i ||| candidate ||| v1 v2 ...' (3 fields), got {len(fields)}", where, number)
-        values = [_number(v, "candidate feature", where, number) for v in fields[2].split()]
-        nonlocal names
-        if names is None:
-            names = [f"F{i}" for i in range(len(values))]
-        if len(values) != len(names):
-            raise InputError(
-                f"expected {len(names)} feature values ({', '.join(names)}), got {len(values)}", where, number
-            )
-        return fields[1].split(), list(zip(names, values, strict=True)), 0.0
+    return _read(path, feature_space, vocabulary, names, zmert=True)
 
-    graphs = [_build(sid, entries, feature_space, vocabulary, path) for sid, entries in _sentences(path, entry, 3)]
-    if not graphs:
-        raise InputError("no candidates in the file", path)
-    for hg in graphs:
-        hg.metadata.pop("totals", None)
+
+# ---------------------------------------------------------------------- the compiled scan
+
+
+class _Scanned(NamedTuple):
+    """What one compiled pass over an n-best file fills (sized by the caller from upper bounds).
+
+    Per hypothesis: its sentence id, how many words and feature values it has, its total score, and the
+    byte where its line starts. Per word: its id in the word table. Per feature value: the id of its
+    *feature key* (label, component, group size; see :func:`_feature_key`) and its value. ``flagged``
+    lists the values the exact fast path left to ``float()``: (value index, start, end, name id) with
+    name id -1 for a total score. ``sizes`` = hypotheses, words, feature values, flagged. ``error`` =
+    code (0: none), start and end byte of the offending text, and a number the message needs.
+    """
+
+    sentence: np.ndarray
+    word_counts: np.ndarray
+    feature_counts: np.ndarray
+    totals: np.ndarray
+    line_starts: np.ndarray
+    words: np.ndarray
+    features: np.ndarray
+    values: np.ndarray
+    flagged: np.ndarray
+    sizes: np.ndarray
+    error: np.ndarray
+
+
+# error codes of the scan
+_FIELDS, _SID, _UNLABELLED, _SPARSE_NAME, _LABEL_TWICE, _LABEL_EMPTY, _TOTAL, _ZMERT_FIELDS = range(1, 9)
+_SPARSE = -1  # the component index of a name=value feature
+_MAX_GROUP = 1 << 20  # components per label (the feature key packs label, component and group size)
+
+
+@_inline
+def _feature_key(label: int, component: int, size: int) -> int:  # pragma: no cover - compiled
+    """One int64 for (label or name id, component index or -1, group size)."""
+    return (label * _MAX_GROUP + (component + 1)) * _MAX_GROUP + size
+
+
+@_inline
+def _fail(out: _Scanned, code: int, start: int, end: int, number: int) -> int:  # pragma: no cover - compiled
+    out.error[0], out.error[1], out.error[2], out.error[3] = code, start, end, number
+    return code
+
+
+@_inline
+def _value(buf, start, end, out, f, name):  # pragma: no cover - compiled
+    """Store value ``f`` (or flag it for ``float()``)."""
+    exact, value = parse_decimal(buf, start, end)
+    out.values[f] = value
+    if not exact:
+        k = out.sizes[3]
+        out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = f, start, end, name
+        out.sizes[3] += 1
+
+
+@_inline
+def _close_group(out, ids, label, first, last):  # pragma: no cover - compiled
+    """Give the values ``first:last`` of a label their feature keys, now that the group's size is known."""
+    for f in range(first, last):
+        ids, key = key_id(ids, _feature_key(label, f - first, last - first))
+        out.features[f] = key
+    return ids
+
+
+@_inline
+def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - compiled
+    """The features field of one line (module docstring): labelled groups, ``name=value`` and, for
+    Z-MERT, bare positional values. Returns the tables and an error code."""
+    sizes = out.sizes
+    h = sizes[0]
+    label = -1
+    label_start = label_end = start  # where the open label was written
+    group_start = sizes[2]
+    labels_start = sizes[2]  # labels of this line are checked for repeats among its values' keys
+    j = start
+    while True:
+        s, e = next_token(buf, j, end, False)
+        j = e
+        if s == end:
+            break
+        f = sizes[2]
+        last = buf[e - 1]
+        if zmert:
+            ids, key = key_id(ids, _feature_key(0, f - group_start, 0))
+            out.features[f] = key
+            _value(buf, s, e, out, f, -2)
+        elif (last == 61 or last == 58) and e - s >= 2 and _plain_label(buf, s, e - 1):
+            if label >= 0:
+                if f == group_start:
+                    return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+                ids = _close_group(out, ids, label, group_start, f)
+            names, label = intern(names, buf, s, e - 1)
+            label_start, label_end = s, e
+            for g in range(labels_start, f):
+                if out.features[g] >= 0:
+                    key = ids.keys[out.features[g]]
+                    if key // (_MAX_GROUP * _MAX_GROUP) == label and (key // _MAX_GROUP) % _MAX_GROUP != 0:
+                        return names, ids, _fail(out, _LABEL_TWICE, s, e, 0)
+            group_start = f
+            continue
+        else:
+            q = e - 1
+            while q >= s and buf[q] != 61:
+                q -= 1
+            if q >= s:  # name=value
+                if q == s:
+                    return names, ids, _fail(out, _SPARSE_NAME, s, e, 0)
+                if label >= 0:
+                    if f == group_start:
+                        return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+                    ids = _close_group(out, ids, label, group_start, f)
+                    label = -1
+                names, name = intern(names, buf, s, q)
+                ids, key = key_id(ids, _feature_key(name, _SPARSE, 1))
+                out.features[f] = key
+                _value(buf, q + 1, e, out, f, name)
+            elif label < 0:
+                return names, ids, _fail(out, _UNLABELLED, s, e, 0)
+            else:
+                out.features[f] = -1  # keyed when the group closes
+                _value(buf, s, e, out, f, label)
+        sizes[2] += 1
+        out.feature_counts[h] += 1
+    if label >= 0:
+        if sizes[2] == group_start:
+            return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+        ids = _close_group(out, ids, label, group_start, sizes[2])
+    return names, ids, 0
+
+
+@_inline
+def _plain_label(buf, start, end):  # pragma: no cover - compiled
+    """No ``=`` or ``:`` in ``buf[start:end]`` (the part of a ``Name=``/``name:`` label before its mark)."""
+    for j in range(start, end):
+        if buf[j] == 61 or buf[j] == 58:
+            return False
+    return True
+
+
+@_jit
+def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
+    """One pass over the lines: ``id ||| words ||| features ||| total [||| more]`` (Z-MERT: exactly
+    ``i ||| candidate ||| values``); blank lines are skipped. Stops at the first error (``out.error``)."""
+    n = buf.size
+    sizes = out.sizes
+    min_separators = 2 if zmert else 3
+    bounds = np.empty(4, np.int64)  # where fields 1..3 start and field 3 ends, on the current line
+    pos = 0
+    while pos < n:
+        end = pos
+        while end < n and buf[end] != 10:
+            end += 1
+        line, pos = pos, end + 1
+        if next_token(buf, line, end, False)[0] == end:
+            continue
+        separators = 0
+        bounds[3] = end
+        j = line
+        while j < end:
+            if is_separator(buf, j, end):
+                if separators < 3:
+                    bounds[separators] = j + 3
+                elif separators == 3:
+                    bounds[3] = j
+                separators += 1
+                j += 3
+            else:
+                j += 1
+        if separators < min_separators or (zmert and separators != 2):
+            return words, names, ids, _fail(out, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
+        h = sizes[0]
+        out.line_starts[h] = line
+        s, e = next_token(buf, line, bounds[0] - 3, False)
+        ok, sid = parse_integer(buf, s, e)
+        if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
+            return words, names, ids, _fail(out, _SID, line, bounds[0] - 3, 0)
+        out.sentence[h] = sid
+        j = bounds[0]
+        while True:
+            s, e = next_token(buf, j, bounds[1] - 3, False)
+            if s == bounds[1] - 3:
+                break
+            words, word = intern(words, buf, s, e)
+            out.words[sizes[1]] = word
+            sizes[1] += 1
+            out.word_counts[h] += 1
+            j = e
+        field_end = end if zmert else bounds[2] - 3
+        names, ids, code = _features(buf, bounds[1], field_end, out, names, ids, zmert)
+        if code:
+            return words, names, ids, code
+        if not zmert:
+            s, e = next_token(buf, bounds[2], bounds[3], False)
+            if s == bounds[3] or next_token(buf, e, bounds[3], False)[0] != bounds[3]:
+                return words, names, ids, _fail(out, _TOTAL, bounds[2], bounds[3], 0)
+            exact, value = parse_decimal(buf, s, e)
+            out.totals[h] = value
+            if not exact:
+                k = sizes[3]
+                out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = h, s, e, -1
+                sizes[3] += 1
+        sizes[0] += 1
+    return words, names, ids, 0
+
+
+def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lines = data.count(b"\n") + 1
+    tokens = int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
+    out = _Scanned(
+        sentence=np.empty(lines, np.int64),
+        word_counts=np.zeros(lines, np.int64),
+        feature_counts=np.zeros(lines, np.int64),
+        totals=np.zeros(lines, np.float64),
+        line_starts=np.empty(lines, np.int64),
+        words=np.empty(tokens, np.int64),
+        features=np.empty(tokens, np.int64),
+        values=np.empty(tokens, np.float64),
+        flagged=np.empty((tokens, 4), np.int64),
+        sizes=np.zeros(4, np.int64),
+        error=np.zeros(4, np.int64),
+    )
+    words, names, ids, code = _scan(buf, out, new_string_table(1024), new_string_table(64), new_key_table(64), zmert)
+    return out, words, names, ids, code
+
+
+def _read(
+    path: str,
+    feature_space: FeatureSpace,
+    vocabulary: Vocabulary,
+    zmert_names: Sequence[str] | None = None,
+    zmert: bool = False,
+) -> list[Hypergraph]:
+    """The graphs of a Moses n-best list (or, ``zmert``, a Z-MERT candidate file), one compiled pass."""
+    data = read_bytes(path, "n-best list")
+    out, words, names, ids, code = _scan_file(data, zmert)
+    problems = _flagged_problems(data, out, names, path)
+    if code:
+        problems.append((int(out.error[1]), _scan_error(data, out, path, zmert)))
+    hypotheses = int(out.sizes[0])
+    sentence = out.sentence[:hypotheses]
+    starts = np.flatnonzero(np.concatenate(([True], sentence[1:] != sentence[:-1]))) if hypotheses else sentence
+    again = _repeated_runs(sentence[starts]) if hypotheses else -1
+    if again >= 0:
+        offset = int(out.line_starts[starts[again]])
+        sid = int(sentence[starts[again]])
+        problems.append((offset, located(data, offset, f"sentence {sid} appears again after other sentences", path)))
+    if problems:
+        raise min(problems, key=lambda p: p[0])[1]
+    if not hypotheses:
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        what = "i ||| candidate ||| v1 v2 ..." if zmert else "id ||| hypothesis ||| ..."
+        raise InputError(f"no hypotheses in the file (expected '{what}' lines)", path, max(lines, 1))
+    initial_width = len(feature_space)
+    columns = _feature_columns(data, out, names, ids, feature_space, zmert, zmert_names, path)
+    return _graphs(data, out, words, columns, starts, initial_width, feature_space, vocabulary, zmert)
+
+
+def _repeated_runs(run_ids: np.ndarray) -> int:
+    """The first run whose sentence id an earlier run had, or -1."""
+    _, first, inverse = np.unique(run_ids, return_index=True, return_inverse=True)
+    repeated = np.flatnonzero(first[inverse] != np.arange(run_ids.size))
+    return int(repeated[0]) if repeated.size else -1
+
+
+def _flagged_problems(data: bytes, out: _Scanned, names: StringTable, path: str) -> list[tuple[int, InputError]]:
+    """``float()`` of the values the compiled pass left; the first bad one as a located error."""
+    for index, start, end, name in out.flagged[: out.sizes[3]].tolist():
+        text = data[start:end].decode("utf-8")
+        label = "total" if name == -1 else "candidate feature" if name == -2 else string_at(data, names, name)
+        try:
+            value = float(text)
+        except ValueError:
+            return [(start, located(data, start, f"feature {label!r}: expected a number, got {text!r}", path))]
+        if not math.isfinite(value):
+            return [(start, located(data, start, f"feature {label!r}: values must be finite, got {text!r}", path))]
+        (out.totals if name == -1 else out.values)[index] = value
+    return []
+
+
+def _scan_error(data: bytes, out: _Scanned, path: str, zmert: bool) -> InputError:
+    code, start, end, number = (int(x) for x in out.error)
+    text = data[start:end].decode("utf-8")
+    token = text.strip()
+    messages = {
+        _FIELDS: f"expected at least {3 if zmert else 4} fields separated by '|||', got {number}",
+        _ZMERT_FIELDS: f"expected 'i ||| candidate ||| v1 v2 ...' (3 fields), got {number}",
+        _SID: f"expected a sentence id (a non-negative integer), got {token!r}",
+        _UNLABELLED: f"the value {token!r} has no feature label (expected 'Name= v1 v2 ...')",
+        _SPARSE_NAME: f"expected a feature 'name=value', got {token!r}",
+        _LABEL_TWICE: f"feature label {token[:-1]!r} appears twice",
+        _LABEL_EMPTY: f"feature label {token[:-1]!r} has no values",
+        _TOTAL: f"expected the total score in field 4, got {token!r}",
+    }
+    if zmert and code == _FIELDS and number > 3:
+        code = _ZMERT_FIELDS
+    return located(data, start, messages[code], path)
+
+
+def _feature_columns(
+    data: bytes,
+    out: _Scanned,
+    names: StringTable,
+    ids: KeyTable,
+    feature_space: FeatureSpace,
+    zmert: bool,
+    zmert_names: Sequence[str] | None,
+    path: str,
+) -> np.ndarray:
+    """The feature-space column of every feature key, interned in order of first appearance. For Z-MERT
+    the keys are positions, named by ``zmert_names`` (default ``F0, F1, ...`` from the first line), and
+    every line must have that many values."""
+    if zmert:
+        component = (ids.keys[: ids.count[0]] // _MAX_GROUP) % _MAX_GROUP - 1
+        counts = out.feature_counts[: out.sizes[0]]
+        expected = len(zmert_names) if zmert_names is not None else int(counts[0])
+        wrong = np.flatnonzero(counts != expected)
+        named = list(zmert_names) if zmert_names is not None else [f"F{i}" for i in range(expected)]
+        if wrong.size:
+            offset = int(out.line_starts[wrong[0]])
+            message = f"expected {expected} feature values ({', '.join(named)}), got {int(counts[wrong[0]])}"
+            raise located(data, offset, message, path)
+        canonical = [named[c] for c in component.tolist()]
+    else:
+        canonical, _ = _canonical_names(data, names, ids)
+    return feature_space.indices(canonical).astype(np.int64) if canonical else np.zeros(0, np.int64)
+
+
+def _canonical_names(data: bytes, names: StringTable, ids: KeyTable) -> tuple[list[str], list[bool]]:
+    """The canonical name of every feature key (a label's components ``Name_0 ..``, or ``Name`` alone;
+    a ``name=value`` name as written), and whether it is sparse."""
+    keys = ids.keys[: ids.count[0]]
+    label = (keys // (_MAX_GROUP * _MAX_GROUP)).tolist()
+    component = ((keys // _MAX_GROUP) % _MAX_GROUP - 1).tolist()
+    size = (keys % _MAX_GROUP).tolist()
+    strings: dict[int, str] = {}
+    canonical = []
+    for k, c, n in zip(label, component, size, strict=True):
+        name = strings.get(k)
+        if name is None:
+            name = strings[k] = string_at(data, names, k)
+        canonical.append(name if c == _SPARSE or n == 1 else f"{name}_{c}")
+    return canonical, [c == _SPARSE for c in component]
+
+
+def _graphs(
+    data: bytes,
+    out: _Scanned,
+    words: StringTable,
+    columns: np.ndarray,
+    starts: np.ndarray,
+    initial_width: int,
+    feature_space: FeatureSpace,
+    vocabulary: Vocabulary,
+    zmert: bool,
+) -> list[Hypergraph]:
+    """One k-best lattice per run of lines with the same sentence id, laid out as :func:`from_kbest` lays
+    it out (graph ``s`` is as wide as the feature space was once its sentence was read)."""
+    hypotheses, num_words, num_features = (int(x) for x in out.sizes[:3])
+    word_ids = vocabulary.indices([string_at(data, words, k) for k in range(int(words.count[0]))])
+    word_ids = np.asarray(word_ids, dtype=np.int64)
+    word_counts = out.word_counts[:hypotheses]
+    target_lengths = word_counts + 1  # the start node's yield, then the words
+    target_ends = np.cumsum(target_lengths)
+    target = np.empty(int(target_ends[-1]), dtype=np.int64)
+    is_start = np.zeros(target.size, dtype=np.bool_)
+    is_start[target_ends - target_lengths] = True
+    target[is_start] = -1
+    target[~is_start] = word_ids[out.words[:num_words]]
+    feature_column = columns[out.features[:num_features]]
+    values = out.values[:num_features]
+    feature_ends = np.cumsum(out.feature_counts[:hypotheses])
+    ends = np.append(starts[1:], hypotheses)
+    widest = np.zeros(len(starts), dtype=np.int64)
+    if num_features:
+        per_hypothesis = np.full(hypotheses, -1, dtype=np.int64)
+        has = out.feature_counts[:hypotheses] > 0
+        per_hypothesis[has] = np.maximum.reduceat(feature_column, (feature_ends - out.feature_counts[:hypotheses])[has])
+        widest = np.maximum.accumulate(np.maximum.reduceat(per_hypothesis, starts)) + 1
+    graphs = []
+    for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        count = hi - lo
+        t0 = int(target_ends[lo] - target_lengths[lo])
+        f0 = int(feature_ends[lo] - out.feature_counts[lo])
+        indptr = np.concatenate(([0, 0], feature_ends[lo:hi] - f0))
+        f1 = f0 + int(indptr[-1])
+        features = sp.csr_matrix(
+            (values[f0:f1], feature_column[f0:f1], indptr), shape=(count + 1, max(int(widest[s]), initial_width))
+        )
+        graphs.append(
+            Hypergraph(
+                2,
+                np.concatenate(([0], np.ones(count, dtype=np.int64))),
+                np.concatenate(([0], np.arange(count + 1, dtype=np.int64))),
+                np.zeros(count, dtype=np.int64),
+                features,
+                np.concatenate(([0, 0], target_ends[lo:hi] - t0)),
+                target[t0 : int(target_ends[hi - 1])],
+                feature_space,
+                vocabulary,
+                None,
+                {} if zmert else {"totals": out.totals[lo:hi].tolist()},
+                sentence_id=int(out.sentence[lo]),
+            )
+        )
     return graphs
 
 
