@@ -142,6 +142,33 @@ class Hypergraph:
                 "(give leaves an axiom edge with no tails, or build with trim=True)"
             )
 
+    @classmethod
+    def _checked_parts(
+        cls,
+        num_nodes: int,
+        head: np.ndarray,
+        tail_offsets: np.ndarray,
+        tails: np.ndarray,
+        features: sp.csr_matrix,
+        target_offsets: np.ndarray,
+        target: np.ndarray,
+        feature_space: FeatureSpace,
+        vocabulary: Vocabulary,
+        metadata: dict[str, Any],
+        sentence_id: int | None,
+    ) -> Hypergraph:
+        """A graph from parts a builder of this module has already checked (int64 arrays, a canonical
+        float64 CSR matrix, a valid structure), without checking them again: :func:`kbest_lattices`
+        checks a whole corpus once instead of every list."""
+        graph = cls.__new__(cls)
+        graph.num_nodes, graph.head, graph.tail_offsets, graph.tails = num_nodes, head, tail_offsets, tails
+        graph.features, graph.target_offsets, graph.target = features, target_offsets, target
+        graph.feature_space, graph.vocabulary, graph.node_labels = feature_space, vocabulary, None
+        graph.metadata = metadata
+        graph.sentence_id, graph.source_covered, graph.edge_stats = sentence_id, None, None
+        graph.node_offsets = np.concatenate(([0], np.cumsum(np.bincount(head, minlength=num_nodes)))).astype(np.int64)
+        return graph
+
     # ------------------------------------------------------------------ validation
     def _validate(self) -> None:
         n, e = self.num_nodes, self.head.size
@@ -727,6 +754,81 @@ def from_kbest(
     if len(builder._head) == 1:
         raise GraphError("empty k-best list: no hypotheses")
     return builder.build(goal, metadata=metadata, sentence_id=sentence_id, edge_stats=edge_stats)
+
+
+def kbest_lattices(
+    list_offsets: np.ndarray,
+    words: np.ndarray,
+    word_offsets: np.ndarray,
+    features: sp.csr_matrix,
+    feature_space: FeatureSpace,
+    vocabulary: Vocabulary,
+    *,
+    widths: np.ndarray | None = None,
+    sentence_ids: Sequence[int | None] | None = None,
+    metadata: Sequence[dict[str, Any]] | None = None,
+) -> list[Hypergraph]:
+    """Many k-best lists at once, each laid out exactly as :func:`from_kbest` lays one out.
+
+    List ``s`` holds hypotheses ``list_offsets[s]:list_offsets[s + 1]``; hypothesis ``h`` has the words
+    ``words[word_offsets[h]:word_offsets[h + 1]]`` (vocabulary ids) and the features of row ``h`` of
+    ``features``. ``widths[s]`` is list ``s``'s number of feature columns (default: the feature space's
+    size). The arrays are checked once for all lists, so a reader of a large n-best file pays no
+    per-list validation."""
+    lists = len(list_offsets) - 1
+    hypotheses = int(list_offsets[-1])
+    sizes = np.diff(list_offsets)
+    if lists < 1 or np.any(sizes < 1):
+        raise GraphError("empty k-best list: no hypotheses")
+    features = sp.csr_matrix(features, dtype=np.float64)
+    features.sum_duplicates()
+    features.sort_indices()
+    if features.shape[0] != hypotheses or features.shape[1] > len(feature_space):
+        raise GraphError(f"feature matrix of shape {features.shape} for {hypotheses} hypotheses")
+    if not np.all(np.isfinite(features.data)):
+        raise GraphError("feature values must be finite (found NaN or infinity)")
+    words = np.asarray(words, dtype=np.int64)
+    if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
+        raise GraphError("a hypothesis word is not a vocabulary id")
+    widths = np.full(lists, len(feature_space)) if widths is None else np.asarray(widths, dtype=np.int64)
+    last_column = np.full(hypotheses, -1, dtype=np.int64)
+    rows = np.diff(features.indptr) > 0
+    last_column[rows] = features.indices[features.indptr[1:][rows] - 1]  # indices are sorted
+    if np.any(np.maximum.reduceat(last_column, list_offsets[:-1]) >= widths) or np.any(widths > len(feature_space)):
+        raise GraphError("a list's width leaves out some of its feature columns")
+    lengths = np.diff(word_offsets) + 1  # the start node's yield, then the words
+    ends = np.cumsum(lengths)
+    target = np.empty(int(ends[-1]), dtype=np.int64)
+    is_start = np.zeros(target.size, dtype=np.bool_)
+    is_start[ends - lengths] = True
+    target[is_start] = -1
+    target[~is_start] = words
+    graphs = []
+    for s in range(lists):
+        lo, hi = int(list_offsets[s]), int(list_offsets[s + 1])
+        count = hi - lo
+        t0 = int(ends[lo] - lengths[lo])
+        f0, f1 = int(features.indptr[lo]), int(features.indptr[hi])
+        matrix = sp.csr_matrix(
+            (features.data[f0:f1], features.indices[f0:f1], np.concatenate(([0], features.indptr[lo : hi + 1] - f0))),
+            shape=(count + 1, int(widths[s])),
+        )
+        graphs.append(
+            Hypergraph._checked_parts(
+                2,
+                np.concatenate(([0], np.ones(count, dtype=np.int64))),
+                np.concatenate(([0], np.arange(count + 1, dtype=np.int64))),
+                np.zeros(count, dtype=np.int64),
+                matrix,
+                np.concatenate(([0, 0], ends[lo:hi] - t0)),
+                target[t0 : int(ends[hi - 1])],
+                feature_space,
+                vocabulary,
+                dict(metadata[s]) if metadata is not None else {},
+                None if sentence_ids is None else sentence_ids[s],
+            )
+        )
+    return graphs
 
 
 def from_networkx(

@@ -208,3 +208,9 @@ def test_exact_numbers_agree_with_float():
         expected = float(text)
         if expected != 0.0 and math.isfinite(expected):
             assert got[name] == expected, (text, got[name])
+
+
+def test_more_distinct_words_than_the_first_table_holds():
+    words = " ".join(f"w{k}" for k in range(10_000))
+    names = " ".join(f"f{k}=1" for k in range(5_000))
+    assert_equals_reference(f"2 2\n1\n<s> |||  ||| 0\n1\n[0] {words} ||| {names} ||| 1\n")

@@ -156,3 +156,11 @@ def test_feature_order_reads_the_first_line(tmp_path):
     path = tmp_path / "list.nbest"
     path.write_text(TEXT, encoding="utf-8")
     assert nbest.feature_order(str(path)) == ["d_0", "d_1", "d_2", "lm_0", "lm_1", "w"]
+
+
+def test_more_distinct_strings_than_the_first_table_holds(tmp_path):
+    """The compiled scan starts with room for 16,384 words and scans again with more when a file has more."""
+    lines = [f"{i // 100} ||| {' '.join(f'w{i}_{k}' for k in range(100))} ||| f{i}= 1 ||| 0" for i in range(300)]
+    path = tmp_path / "many.nbest"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    check_file(str(path))

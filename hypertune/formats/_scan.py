@@ -21,6 +21,7 @@ one parser: there is no second, slower "checked" parser to keep in step with it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numba
@@ -33,7 +34,7 @@ __all__ = [
     "MAX_DIGITS",
     "KeyTable",
     "StringTable",
-    "grown",
+    "TABLE_FULL",
     "intern",
     "is_separator",
     "is_string",
@@ -45,9 +46,11 @@ __all__ = [
     "parse_decimal",
     "parse_integer",
     "read_bytes",
+    "scan_with_tables",
     "same_bytes",
     "space_width",
     "string_at",
+    "token_bound",
 ]
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -221,7 +224,10 @@ def parse_decimal(buf: np.ndarray, start: int, end: int) -> tuple[bool, float]: 
 
 class StringTable(NamedTuple):
     """Interned byte strings of one buffer: string ``k`` is ``buf[starts[k]:ends[k]]``; ``count[0]`` strings
-    so far (the arrays have spare room); ``slots`` is the open-addressing index (-1 empty)."""
+    so far, at most ``capacity`` (= ``starts.size``); ``slots`` is the open-addressing index (-1 empty),
+    at least twice the capacity. A full table does not grow inside a kernel (a grown table would be a new
+    value to pass around on every call): :func:`intern` answers -1 and the reader scans again with a
+    larger table (see :func:`scan_with_tables`)."""
 
     slots: np.ndarray
     hashes: np.ndarray
@@ -230,8 +236,7 @@ class StringTable(NamedTuple):
     count: np.ndarray
 
 
-@_jit
-def new_string_table(capacity: int) -> StringTable:  # pragma: no cover - compiled
+def new_string_table(capacity: int) -> StringTable:
     size = 16
     while size < 2 * capacity:
         size *= 2
@@ -245,34 +250,8 @@ def new_string_table(capacity: int) -> StringTable:  # pragma: no cover - compil
 
 
 @_inline
-def grown(array: np.ndarray, needed: int) -> np.ndarray:  # pragma: no cover - compiled
-    """``array`` itself when it has room for ``needed`` items, else a copy twice as large (or larger)."""
-    if needed <= array.size:
-        return array
-    bigger = np.empty(max(needed, 2 * array.size), array.dtype)
-    bigger[: array.size] = array
-    return bigger
-
-
-@_jit
-def _rehashed(table: StringTable, capacity: int) -> StringTable:  # pragma: no cover - compiled
-    count = table.count[0]
-    size = table.slots.size * 2
-    slots = np.full(size, -1, np.int64)
-    mask = size - 1
-    for k in range(count):
-        slot = np.int64(table.hashes[k] & np.uint64(mask))
-        while slots[slot] != -1:
-            slot = (slot + 1) & mask
-        slots[slot] = k
-    return StringTable(
-        slots, grown(table.hashes, capacity), grown(table.starts, capacity), grown(table.ends, capacity), table.count
-    )
-
-
-@_inline
-def intern(table: StringTable, buf: np.ndarray, start: int, end: int) -> tuple[StringTable, int]:  # pragma: no cover
-    """The id of ``buf[start:end]`` (a new id when it is new) and the table, reallocated when it grew."""
+def intern(table: StringTable, buf: np.ndarray, start: int, end: int) -> int:  # pragma: no cover - compiled
+    """The id of ``buf[start:end]`` (a new id when it is new), or -1 when the table is full."""
     h = _FNV_OFFSET
     for j in range(start, end):
         h = (h ^ np.uint64(buf[j])) * _FNV_PRIME
@@ -284,21 +263,22 @@ def intern(table: StringTable, buf: np.ndarray, start: int, end: int) -> tuple[S
             break
         if table.hashes[k] == h and table.ends[k] - table.starts[k] == end - start:
             if same_bytes(buf, start, end, table.starts[k]):
-                return table, k
+                return k
         slot = (slot + 1) & mask
     k = table.count[0]
-    if k >= table.hashes.size or 2 * (k + 1) > table.slots.size:
-        table = _rehashed(table, k + 1)
-        mask = table.slots.size - 1
-        slot = np.int64(h & np.uint64(mask))
-        while table.slots[slot] != -1:
-            slot = (slot + 1) & mask
+    if k >= table.starts.size:
+        return -1
     table.slots[slot] = k
     table.hashes[k] = h
     table.starts[k] = start
     table.ends[k] = end
     table.count[0] = k + 1
-    return table, k
+    return k
+
+
+def token_bound(buf: np.ndarray) -> int:
+    """An upper bound on the tokens of a buffer: each ends at a space, a line end, a ``|`` or the end."""
+    return int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
 
 
 def string_at(data: bytes, table: StringTable, k: int) -> str:
@@ -313,59 +293,50 @@ def located(data: bytes, offset: int, message: str, path: str) -> InputError:
 
 class KeyTable(NamedTuple):
     """Ids for int64 keys in order of first appearance (open addressing, the keys themselves compared):
-    ``keys[k]`` is the key of id ``k``; ``count[0]`` ids so far; ``slots`` the index (-1 empty)."""
+    ``keys[k]`` is the key of id ``k``; ``count[0]`` ids so far, at most ``keys.size``; ``slots`` the
+    index (-1 empty). Full, :func:`key_id` answers -1, as :func:`intern` does."""
 
     slots: np.ndarray
     keys: np.ndarray
     count: np.ndarray
 
 
-@_jit
-def new_key_table(capacity: int) -> KeyTable:  # pragma: no cover - compiled
+def new_key_table(capacity: int) -> KeyTable:
     size = 16
     while size < 2 * capacity:
         size *= 2
     return KeyTable(np.full(size, -1, np.int64), np.empty(capacity, np.int64), np.zeros(1, np.int64))
 
 
-@_jit
-def _key_rehashed(table: KeyTable) -> KeyTable:  # pragma: no cover - compiled
-    count = table.count[0]
-    size = table.slots.size * 2
-    slots = np.full(size, -1, np.int64)
-    for k in range(count):
-        slot = _key_slot(table.keys[k], size - 1)
-        while slots[slot] != -1:
-            slot = (slot + 1) & (size - 1)
-        slots[slot] = k
-    return KeyTable(slots, grown(table.keys, 2 * count + 1), table.count)
-
-
 @_inline
-def _key_slot(key: int, mask: int) -> int:  # pragma: no cover - compiled
-    return np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(32)) & mask
-
-
-@_inline
-def key_id(table: KeyTable, key: int) -> tuple[KeyTable, int]:  # pragma: no cover - compiled
-    """The id of ``key`` (a new id when it is new) and the table, reallocated when it grew."""
+def key_id(table: KeyTable, key: int) -> int:  # pragma: no cover - compiled
+    """The id of ``key`` (a new id when it is new), or -1 when the table is full."""
     mask = table.slots.size - 1
-    slot = _key_slot(key, mask)
+    slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(32)) & mask
     while True:
         k = table.slots[slot]
         if k == -1:
             break
         if table.keys[k] == key:
-            return table, k
+            return k
         slot = (slot + 1) & mask
     k = table.count[0]
-    if k >= table.keys.size or 2 * (k + 1) > table.slots.size:
-        table = _key_rehashed(table)
-        mask = table.slots.size - 1
-        slot = _key_slot(key, mask)
-        while table.slots[slot] != -1:
-            slot = (slot + 1) & mask
+    if k >= table.keys.size:
+        return -1
     table.slots[slot] = k
     table.keys[k] = key
     table.count[0] = k + 1
-    return table, k
+    return k
+
+
+TABLE_FULL = -1  # the error code of a scan that ran out of table room
+
+
+def scan_with_tables(scan: Callable[[tuple[int, ...]], tuple], capacities: tuple[int, ...]) -> tuple:
+    """``scan(capacities)`` again with every capacity four times larger for as long as it answers
+    :data:`TABLE_FULL` as the last item of its result (a file with more distinct strings than expected)."""
+    while True:
+        result = scan(capacities)
+        if result[-1] != TABLE_FULL:
+            return result
+        capacities = tuple(4 * c for c in capacities)

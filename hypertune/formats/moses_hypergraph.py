@@ -53,6 +53,7 @@ from hypertune.formats._common import (
 )
 from hypertune.formats._scan import (
     MAX_DIGITS,
+    TABLE_FULL,
     StringTable,
     intern,
     is_separator,
@@ -63,7 +64,9 @@ from hypertune.formats._scan import (
     parse_decimal,
     parse_integer,
     read_bytes,
+    scan_with_tables,
     string_at,
+    token_bound,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, corpus_files, register
@@ -144,7 +147,7 @@ def _fail(out: _Scanned, code: int, start: int, end: int, vertex: int, number: i
 @_jit
 def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     """Scan one edge line ``target ||| features ||| source-covered`` of ``vertex`` into ``out``;
-    returns the (possibly grown) string table and an error code (0: none)."""
+    returns an error code (0: none; ``TABLE_FULL``: scan again with a larger table)."""
     separators = 0
     j = start
     while j < end:
@@ -154,7 +157,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
         else:
             j += 1
     if separators != 2:
-        return table, _fail(out, _EDGE_FIELDS, start, end, vertex, 0)
+        return _fail(out, _EDGE_FIELDS, start, end, vertex, 0)
     sizes = out.sizes
     edge = sizes[5]
     field = 0
@@ -175,14 +178,16 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
                 digits, tail = parse_integer(buf, s + 1, e - 1)
                 if digits and buf[s + 1] != 45 and buf[s + 1] != 43:
                     if tail >= vertex:
-                        return table, _fail(out, _TAIL, s, e, vertex, 0)
+                        return _fail(out, _TAIL, s, e, vertex, 0)
                     out.target[sizes[2]] = -(tail + 1)
                     sizes[2] += 1
                     out.target_lengths[edge] += 1
                     continue
                 if e - s - 2 > MAX_DIGITS and parse_integer(buf, s + 1, s + 1 + MAX_DIGITS)[0]:
-                    return table, _fail(out, _TAIL, s, e, vertex, 0)  # a tail id too long for any vertex
-            table, word = intern(table, buf, s, e)
+                    return _fail(out, _TAIL, s, e, vertex, 0)  # a tail id too long for any vertex
+            word = intern(table, buf, s, e)
+            if word < 0:
+                return TABLE_FULL
             out.target[sizes[2]] = word
             sizes[2] += 1
             out.target_lengths[edge] += 1
@@ -191,11 +196,13 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
             while q >= s and buf[q] != 61:
                 q -= 1
             if q <= s:
-                return table, _fail(out, _FEATURE, s, e, vertex, 0)
+                return _fail(out, _FEATURE, s, e, vertex, 0)
             position = out.feature_counts[edge]
             name = out.name_guess[position] if position < out.name_guess.size else -1
             if not is_string(table, name, buf, s, q):  # most lines name their features in the same order
-                table, name = intern(table, buf, s, q)
+                name = intern(table, buf, s, q)
+                if name < 0:
+                    return TABLE_FULL
                 if position < out.name_guess.size:
                     out.name_guess[position] = name
             f = sizes[3]
@@ -211,13 +218,13 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
         else:
             digits, covered = parse_integer(buf, s, e)
             if source_seen or not digits or buf[s] == 45 or buf[s] == 43:
-                return table, _fail(out, _SOURCE, field_start, end, vertex, 0)
+                return _fail(out, _SOURCE, field_start, end, vertex, 0)
             out.sources[edge] = covered
             source_seen = True
     if not source_seen:
-        return table, _fail(out, _SOURCE, field_start, end, vertex, 0)
+        return _fail(out, _SOURCE, field_start, end, vertex, 0)
     sizes[5] += 1
-    return table, 0
+    return 0
 
 
 @_jit
@@ -242,37 +249,37 @@ def _scan(buf, out, table):  # pragma: no cover - compiled
             ok1, vertices = parse_integer(buf, s, e)
             ok2, edges = parse_integer(buf, s2, e2)
             if s2 == end or next_token(buf, e2, end, False)[0] != end:
-                return table, _fail(out, _HEADER_FIELDS, line_start, end, 0, 0)
+                return _fail(out, _HEADER_FIELDS, line_start, end, 0, 0)
             if not (ok1 and ok2):
-                return table, _fail(out, _HEADER_NUMBERS, line_start, end, 0, 0)
+                return _fail(out, _HEADER_NUMBERS, line_start, end, 0, 0)
             if vertices < 1 or edges < 1:
-                return table, _fail(out, _HEADER_EMPTY, line_start, end, 0, 0)
+                return _fail(out, _HEADER_EMPTY, line_start, end, 0, 0)
             sizes[0], sizes[1] = vertices, edges
             vertex = 0
         elif vertex == sizes[0]:
-            return table, _fail(out, _TRAILING, line_start, end, vertex, 0)
+            return _fail(out, _TRAILING, line_start, end, vertex, 0)
         elif remaining == 0:
             ok, count = parse_integer(buf, s, e)
             if not ok or next_token(buf, e, end, False)[0] != end:
-                return table, _fail(out, _COUNT, line_start, end, vertex, 0)
+                return _fail(out, _COUNT, line_start, end, vertex, 0)
             if count < 1:
-                return table, _fail(out, _COUNT_LOW, line_start, end, vertex, count)
+                return _fail(out, _COUNT_LOW, line_start, end, vertex, count)
             if sizes[5] + count > sizes[1]:
-                return table, _fail(out, _COUNT_HIGH, line_start, end, vertex, count)
+                return _fail(out, _COUNT_HIGH, line_start, end, vertex, count)
             out.counts[vertex] = count
             remaining = count
         else:
-            table, code = _edge(buf, line_start, end, vertex, out, table)
+            code = _edge(buf, line_start, end, vertex, out, table)
             if code != 0:
-                return table, code
+                return code
             remaining -= 1
             if remaining == 0:
                 vertex += 1
                 if vertex == sizes[0] and sizes[5] != sizes[1]:
-                    return table, _fail(out, _TOO_FEW_EDGES, line_start, end, vertex, sizes[5])
+                    return _fail(out, _TOO_FEW_EDGES, line_start, end, vertex, sizes[5])
     if vertex != sizes[0] or vertex == -1:
-        return table, _fail(out, _ENDS_EARLY, n, n, max(vertex, 0), 0)
-    return table, 0
+        return _fail(out, _ENDS_EARLY, n, n, max(vertex, 0), 0)
+    return 0
 
 
 def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
@@ -281,21 +288,26 @@ def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocab
     ``vocabulary`` unless the whole file is good."""
     buf = np.frombuffer(data, dtype=np.uint8)
     lines = data.count(b"\n") + 1
-    tokens = int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
-    out = _Scanned(
-        counts=np.zeros(lines, np.int64),
-        target=np.empty(tokens, np.int64),
-        target_lengths=np.zeros(lines, np.int64),
-        names=np.empty(tokens, np.int64),
-        values=np.empty(tokens, np.float64),
-        feature_counts=np.zeros(lines, np.int64),
-        sources=np.zeros(lines, np.int64),
-        flagged=np.empty((tokens, 4), np.int64),
-        sizes=np.zeros(6, np.int64),
-        error=np.zeros(5, np.int64),
-        name_guess=np.full(256, -1, np.int64),
-    )
-    table, code = _scan(buf, out, new_string_table(1024))
+    tokens = token_bound(buf)
+
+    def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, int]:
+        out = _Scanned(
+            counts=np.zeros(lines, np.int64),
+            target=np.empty(tokens, np.int64),
+            target_lengths=np.zeros(lines, np.int64),
+            names=np.empty(tokens, np.int64),
+            values=np.empty(tokens, np.float64),
+            feature_counts=np.zeros(lines, np.int64),
+            sources=np.zeros(lines, np.int64),
+            flagged=np.empty((tokens, 4), np.int64),
+            sizes=np.zeros(6, np.int64),
+            error=np.zeros(5, np.int64),
+            name_guess=np.full(256, -1, np.int64),
+        )
+        table = new_string_table(capacities[0])
+        return out, table, _scan(buf, out, table)
+
+    out, table, code = scan_with_tables(scan, (4096,))
     _convert_flagged(data, out, path)  # a bad number comes before any later error
     if code:
         raise _scan_error(data, out, path)

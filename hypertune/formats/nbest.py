@@ -31,10 +31,12 @@ import scipy.sparse as sp
 from hypertune.errors import InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats._scan import (
+    TABLE_FULL,
     KeyTable,
     StringTable,
     intern,
     is_separator,
+    is_string,
     key_id,
     located,
     new_key_table,
@@ -43,11 +45,13 @@ from hypertune.formats._scan import (
     parse_decimal,
     parse_integer,
     read_bytes,
+    scan_with_tables,
     string_at,
+    token_bound,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph
+from hypertune.hypergraph import Hypergraph, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -153,6 +157,8 @@ class _Scanned(NamedTuple):
     lists the values the exact fast path left to ``float()``: (value index, start, end, name id) with
     name id -1 for a total score. ``sizes`` = hypotheses, words, feature values, flagged. ``error`` =
     code (0: none), start and end byte of the offending text, and a number the message needs.
+    ``groups`` is scratch: per labelled group ``g`` of the current line, its label; and per group position
+    the label, size and first key id seen there last (most lines repeat the same groups).
     """
 
     sentence: np.ndarray
@@ -166,10 +172,14 @@ class _Scanned(NamedTuple):
     flagged: np.ndarray
     sizes: np.ndarray
     error: np.ndarray
+    groups: np.ndarray
 
 
 # error codes of the scan
-_FIELDS, _SID, _UNLABELLED, _SPARSE_NAME, _LABEL_TWICE, _LABEL_EMPTY, _TOTAL, _ZMERT_FIELDS = range(1, 9)
+(_FIELDS, _SID, _UNLABELLED, _SPARSE_NAME, _LABEL_TWICE, _LABEL_EMPTY, _TOTAL, _ZMERT_FIELDS, _TOO_MANY_LABELS) = range(
+    1, 10
+)
+_MAX_LABELS = 4096  # labelled groups on one line
 _SPARSE = -1  # the component index of a name=value feature
 _MAX_GROUP = 1 << 20  # components per label (the feature key packs label, component and group size)
 
@@ -198,24 +208,36 @@ def _value(buf, start, end, out, f, name):  # pragma: no cover - compiled
 
 
 @_inline
-def _close_group(out, ids, label, first, last):  # pragma: no cover - compiled
-    """Give the values ``first:last`` of a label their feature keys, now that the group's size is known."""
+def _close_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
+    """Give the values ``first:last`` of a label their feature keys, now that the group's size is known
+    (from the last line's group in the same position when it had the same label and size)."""
+    size = last - first
+    remembered = group < out.groups.shape[0]
+    if remembered and out.groups[group, 1] == label and out.groups[group, 2] == size:
+        base = out.groups[group, 3]
+        for f in range(first, last):
+            out.features[f] = base + f - first
+        return 0
     for f in range(first, last):
-        ids, key = key_id(ids, _feature_key(label, f - first, last - first))
+        key = key_id(ids, _feature_key(label, f - first, size))
+        if key < 0:
+            return TABLE_FULL
         out.features[f] = key
-    return ids
+    if remembered and out.features[last - 1] - out.features[first] == size - 1:  # consecutive ids
+        out.groups[group, 1], out.groups[group, 2], out.groups[group, 3] = label, size, out.features[first]
+    return 0
 
 
 @_inline
 def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - compiled
     """The features field of one line (module docstring): labelled groups, ``name=value`` and, for
-    Z-MERT, bare positional values. Returns the tables and an error code."""
+    Z-MERT, bare positional values. Returns an error code (0: none)."""
     sizes = out.sizes
     h = sizes[0]
     label = -1
     label_start = label_end = start  # where the open label was written
     group_start = sizes[2]
-    labels_start = sizes[2]  # labels of this line are checked for repeats among its values' keys
+    group = -1  # labelled groups of this line so far, less one
     j = start
     while True:
         s, e = next_token(buf, j, end, False)
@@ -225,21 +247,30 @@ def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - co
         f = sizes[2]
         last = buf[e - 1]
         if zmert:
-            ids, key = key_id(ids, _feature_key(0, f - group_start, 0))
+            key = key_id(ids, _feature_key(0, f - group_start, 0))
+            if key < 0:
+                return TABLE_FULL
             out.features[f] = key
             _value(buf, s, e, out, f, -2)
         elif (last == 61 or last == 58) and e - s >= 2 and _plain_label(buf, s, e - 1):
             if label >= 0:
                 if f == group_start:
-                    return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-                ids = _close_group(out, ids, label, group_start, f)
-            names, label = intern(names, buf, s, e - 1)
+                    return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+                if _close_group(out, ids, label, group_start, f, group):
+                    return TABLE_FULL
+            group += 1
+            label = out.groups[group, 1] if group < out.groups.shape[0] else -1
+            if not is_string(names, label, buf, s, e - 1):
+                label = intern(names, buf, s, e - 1)
+                if label < 0:
+                    return TABLE_FULL
             label_start, label_end = s, e
-            for g in range(labels_start, f):
-                if out.features[g] >= 0:
-                    key = ids.keys[out.features[g]]
-                    if key // (_MAX_GROUP * _MAX_GROUP) == label and (key // _MAX_GROUP) % _MAX_GROUP != 0:
-                        return names, ids, _fail(out, _LABEL_TWICE, s, e, 0)
+            if group >= out.groups.shape[0]:
+                return _fail(out, _TOO_MANY_LABELS, s, e, out.groups.shape[0])
+            for g in range(group):
+                if out.groups[g, 0] == label:
+                    return _fail(out, _LABEL_TWICE, s, e, 0)
+            out.groups[group, 0] = label
             group_start = f
             continue
         else:
@@ -248,18 +279,21 @@ def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - co
                 q -= 1
             if q >= s:  # name=value
                 if q == s:
-                    return names, ids, _fail(out, _SPARSE_NAME, s, e, 0)
+                    return _fail(out, _SPARSE_NAME, s, e, 0)
                 if label >= 0:
                     if f == group_start:
-                        return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-                    ids = _close_group(out, ids, label, group_start, f)
+                        return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+                    if _close_group(out, ids, label, group_start, f, group):
+                        return TABLE_FULL
                     label = -1
-                names, name = intern(names, buf, s, q)
-                ids, key = key_id(ids, _feature_key(name, _SPARSE, 1))
+                name = intern(names, buf, s, q)
+                key = key_id(ids, _feature_key(name, _SPARSE, 1)) if name >= 0 else -1
+                if key < 0:
+                    return TABLE_FULL
                 out.features[f] = key
                 _value(buf, q + 1, e, out, f, name)
             elif label < 0:
-                return names, ids, _fail(out, _UNLABELLED, s, e, 0)
+                return _fail(out, _UNLABELLED, s, e, 0)
             else:
                 out.features[f] = -1  # keyed when the group closes
                 _value(buf, s, e, out, f, label)
@@ -267,9 +301,10 @@ def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - co
         out.feature_counts[h] += 1
     if label >= 0:
         if sizes[2] == group_start:
-            return names, ids, _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-        ids = _close_group(out, ids, label, group_start, sizes[2])
-    return names, ids, 0
+            return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
+        if _close_group(out, ids, label, group_start, sizes[2], group):
+            return TABLE_FULL
+    return 0
 
 
 @_inline
@@ -311,32 +346,34 @@ def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
             else:
                 j += 1
         if separators < min_separators or (zmert and separators != 2):
-            return words, names, ids, _fail(out, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
+            return _fail(out, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
         h = sizes[0]
         out.line_starts[h] = line
         s, e = next_token(buf, line, bounds[0] - 3, False)
         ok, sid = parse_integer(buf, s, e)
         if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
-            return words, names, ids, _fail(out, _SID, line, bounds[0] - 3, 0)
+            return _fail(out, _SID, line, bounds[0] - 3, 0)
         out.sentence[h] = sid
         j = bounds[0]
         while True:
             s, e = next_token(buf, j, bounds[1] - 3, False)
             if s == bounds[1] - 3:
                 break
-            words, word = intern(words, buf, s, e)
+            word = intern(words, buf, s, e)
+            if word < 0:
+                return TABLE_FULL
             out.words[sizes[1]] = word
             sizes[1] += 1
             out.word_counts[h] += 1
             j = e
         field_end = end if zmert else bounds[2] - 3
-        names, ids, code = _features(buf, bounds[1], field_end, out, names, ids, zmert)
+        code = _features(buf, bounds[1], field_end, out, names, ids, zmert)
         if code:
-            return words, names, ids, code
+            return code
         if not zmert:
             s, e = next_token(buf, bounds[2], bounds[3], False)
             if s == bounds[3] or next_token(buf, e, bounds[3], False)[0] != bounds[3]:
-                return words, names, ids, _fail(out, _TOTAL, bounds[2], bounds[3], 0)
+                return _fail(out, _TOTAL, bounds[2], bounds[3], 0)
             exact, value = parse_decimal(buf, s, e)
             out.totals[h] = value
             if not exact:
@@ -344,28 +381,34 @@ def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
                 out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = h, s, e, -1
                 sizes[3] += 1
         sizes[0] += 1
-    return words, names, ids, 0
+    return 0
 
 
 def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
     buf = np.frombuffer(data, dtype=np.uint8)
     lines = data.count(b"\n") + 1
-    tokens = int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
-    out = _Scanned(
-        sentence=np.empty(lines, np.int64),
-        word_counts=np.zeros(lines, np.int64),
-        feature_counts=np.zeros(lines, np.int64),
-        totals=np.zeros(lines, np.float64),
-        line_starts=np.empty(lines, np.int64),
-        words=np.empty(tokens, np.int64),
-        features=np.empty(tokens, np.int64),
-        values=np.empty(tokens, np.float64),
-        flagged=np.empty((tokens, 4), np.int64),
-        sizes=np.zeros(4, np.int64),
-        error=np.zeros(4, np.int64),
-    )
-    words, names, ids, code = _scan(buf, out, new_string_table(1024), new_string_table(64), new_key_table(64), zmert)
-    return out, words, names, ids, code
+    tokens = token_bound(buf)
+
+    def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
+        out = _Scanned(
+            sentence=np.empty(lines, np.int64),
+            word_counts=np.zeros(lines, np.int64),
+            feature_counts=np.zeros(lines, np.int64),
+            totals=np.zeros(lines, np.float64),
+            line_starts=np.empty(lines, np.int64),
+            words=np.empty(tokens, np.int64),
+            features=np.empty(tokens, np.int64),
+            values=np.empty(tokens, np.float64),
+            flagged=np.empty((tokens, 4), np.int64),
+            sizes=np.zeros(4, np.int64),
+            error=np.zeros(4, np.int64),
+            groups=np.full((_MAX_LABELS, 4), -1, np.int64),
+        )
+        words, names, ids = (new_string_table(capacities[0]), new_string_table(capacities[1]),
+                             new_key_table(capacities[2]))  # fmt: skip
+        return out, words, names, ids, _scan(buf, out, words, names, ids, zmert)
+
+    return scan_with_tables(scan, (1 << 14, 256, 1024))
 
 
 def _read(
@@ -435,6 +478,7 @@ def _scan_error(data: bytes, out: _Scanned, path: str, zmert: bool) -> InputErro
         _LABEL_TWICE: f"feature label {token[:-1]!r} appears twice",
         _LABEL_EMPTY: f"feature label {token[:-1]!r} has no values",
         _TOTAL: f"expected the total score in field 4, got {token!r}",
+        _TOO_MANY_LABELS: f"more than {number} feature labels on one line",
     }
     if zmert and code == _FIELDS and number > 3:
         code = _ZMERT_FIELDS
@@ -502,52 +546,31 @@ def _graphs(
     it out (graph ``s`` is as wide as the feature space was once its sentence was read)."""
     hypotheses, num_words, num_features = (int(x) for x in out.sizes[:3])
     word_ids = vocabulary.indices([string_at(data, words, k) for k in range(int(words.count[0]))])
-    word_ids = np.asarray(word_ids, dtype=np.int64)
-    word_counts = out.word_counts[:hypotheses]
-    target_lengths = word_counts + 1  # the start node's yield, then the words
-    target_ends = np.cumsum(target_lengths)
-    target = np.empty(int(target_ends[-1]), dtype=np.int64)
-    is_start = np.zeros(target.size, dtype=np.bool_)
-    is_start[target_ends - target_lengths] = True
-    target[is_start] = -1
-    target[~is_start] = word_ids[out.words[:num_words]]
+    feature_counts = out.feature_counts[:hypotheses]
     feature_column = columns[out.features[:num_features]]
-    values = out.values[:num_features]
-    feature_ends = np.cumsum(out.feature_counts[:hypotheses])
-    ends = np.append(starts[1:], hypotheses)
-    widest = np.zeros(len(starts), dtype=np.int64)
+    features = sp.csr_matrix(
+        (out.values[:num_features], feature_column, np.concatenate(([0], np.cumsum(feature_counts)))),
+        shape=(hypotheses, len(feature_space)),
+    )
+    widest = np.zeros(len(starts), dtype=np.int64)  # a list is as wide as the feature space once it was read
     if num_features:
-        per_hypothesis = np.full(hypotheses, -1, dtype=np.int64)
-        has = out.feature_counts[:hypotheses] > 0
-        per_hypothesis[has] = np.maximum.reduceat(feature_column, (feature_ends - out.feature_counts[:hypotheses])[has])
-        widest = np.maximum.accumulate(np.maximum.reduceat(per_hypothesis, starts)) + 1
-    graphs = []
-    for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        count = hi - lo
-        t0 = int(target_ends[lo] - target_lengths[lo])
-        f0 = int(feature_ends[lo] - out.feature_counts[lo])
-        indptr = np.concatenate(([0, 0], feature_ends[lo:hi] - f0))
-        f1 = f0 + int(indptr[-1])
-        features = sp.csr_matrix(
-            (values[f0:f1], feature_column[f0:f1], indptr), shape=(count + 1, max(int(widest[s]), initial_width))
-        )
-        graphs.append(
-            Hypergraph(
-                2,
-                np.concatenate(([0], np.ones(count, dtype=np.int64))),
-                np.concatenate(([0], np.arange(count + 1, dtype=np.int64))),
-                np.zeros(count, dtype=np.int64),
-                features,
-                np.concatenate(([0, 0], target_ends[lo:hi] - t0)),
-                target[t0 : int(target_ends[hi - 1])],
-                feature_space,
-                vocabulary,
-                None,
-                {} if zmert else {"totals": out.totals[lo:hi].tolist()},
-                sentence_id=int(out.sentence[lo]),
-            )
-        )
-    return graphs
+        last = np.full(hypotheses, -1, dtype=np.int64)
+        has = feature_counts > 0
+        last[has] = np.maximum.reduceat(feature_column, (np.cumsum(feature_counts) - feature_counts)[has])
+        widest = np.maximum.accumulate(np.maximum.reduceat(last, starts)) + 1
+    totals = out.totals[:hypotheses]
+    ends = np.append(starts[1:], hypotheses)
+    return kbest_lattices(
+        np.append(starts, hypotheses),
+        np.asarray(word_ids, dtype=np.int64)[out.words[:num_words]],
+        np.concatenate(([0], np.cumsum(out.word_counts[:hypotheses]))),
+        features,
+        feature_space,
+        vocabulary,
+        widths=np.maximum(widest, initial_width),
+        sentence_ids=out.sentence[starts].tolist(),
+        metadata=None if zmert else [{"totals": totals[lo:hi].tolist()} for lo, hi in zip(starts, ends, strict=True)],
+    )
 
 
 # ---------------------------------------------------------------------- sniffing
