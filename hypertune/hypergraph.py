@@ -767,14 +767,16 @@ def kbest_lattices(
     widths: np.ndarray | None = None,
     sentence_ids: Sequence[int | None] | None = None,
     metadata: Sequence[dict[str, Any]] | None = None,
+    hypothesis_stats: np.ndarray | None = None,
 ) -> list[Hypergraph]:
     """Many k-best lists at once, each laid out exactly as :func:`from_kbest` lays one out.
 
     List ``s`` holds hypotheses ``list_offsets[s]:list_offsets[s + 1]``; hypothesis ``h`` has the words
     ``words[word_offsets[h]:word_offsets[h + 1]]`` (vocabulary ids) and the features of row ``h`` of
     ``features``. ``widths[s]`` is list ``s``'s number of feature columns (default: the feature space's
-    size). The arrays are checked once for all lists, so a reader of a large n-best file pays no
-    per-list validation."""
+    size). ``hypothesis_stats`` (one row per hypothesis) become each list's ``edge_stats`` (a row of zeros
+    for the start axiom first). The arrays are checked once for all lists, so a reader of a large n-best
+    file pays no per-list validation."""
     lists = len(list_offsets) - 1
     hypotheses = int(list_offsets[-1])
     sizes = np.diff(list_offsets)
@@ -791,6 +793,10 @@ def kbest_lattices(
     if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
         raise GraphError("a hypothesis word is not a vocabulary id")
     widths = np.full(lists, len(feature_space)) if widths is None else np.asarray(widths, dtype=np.int64)
+    if hypothesis_stats is not None:
+        hypothesis_stats = np.ascontiguousarray(hypothesis_stats, dtype=np.float64)
+        if hypothesis_stats.ndim != 2 or hypothesis_stats.shape[0] != hypotheses:
+            raise GraphError(f"hypothesis_stats of shape {hypothesis_stats.shape} for {hypotheses} hypotheses")
     last_column = np.full(hypotheses, -1, dtype=np.int64)
     rows = np.diff(features.indptr) > 0
     last_column[rows] = features.indices[features.indptr[1:][rows] - 1]  # indices are sorted
@@ -828,6 +834,8 @@ def kbest_lattices(
                 None if sentence_ids is None else sentence_ids[s],
             )
         )
+        if hypothesis_stats is not None:
+            graphs[-1].edge_stats = np.vstack([np.zeros((1, hypothesis_stats.shape[1])), hypothesis_stats[lo:hi]])
     return graphs
 
 
