@@ -24,14 +24,27 @@ import warnings
 from collections.abc import Sequence
 
 from hypertune import __version__
-from hypertune.cli.common import check_outputs
 from hypertune.errors import HypertuneError, HypertuneWarning, UsageError
 
-# Command modules, in the order ``hypertune --help`` lists them.
-COMMANDS = ("inspect", "decode", "convert", "bleu", "mert", "linesearch", "mira", "hope_fear", "generate", "bench")
+#: Command modules (``<name>_command``) in the order ``hypertune --help`` lists them, with the summary it shows.
+COMMANDS = {
+    "inspect": "count nodes, edges, derivations and features of graphs",
+    "decode": "best (or k best) derivations of graphs under weights",
+    "convert": "convert graphs (or weights) between formats",
+    "bleu": "BLEU of a hypothesis file against references (sacrebleu-compatible)",
+    "mert": "minimum error rate training (exact line search on k-best lists, lattices, forests)",
+    "linesearch": "one exact line search along a direction (envelopes, segments, best step)",
+    "mira": "tune weights with batch MIRA (hope/fear; Moses kbmira)",
+    "hope_fear": "hope, fear and model-best translations (for MIRA)",
+    "generate": "write seeded synthetic forests, lattices or k-best lists",
+    "bench": "time the engine and metrics on this machine",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line. With ``only`` (a command name, or ``""`` for none), every other command is
+    registered by name and summary alone, so its module (and what it imports: numpy, scipy, numba) is
+    not loaded: ``hypertune --version`` and ``--help`` start fast, and a command loads only itself."""
     parser = argparse.ArgumentParser(
         prog="hypertune",
         description="Tune SMT weights on k-best lists, lattices and hypergraphs.",
@@ -39,13 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hypertune {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"hypertune.cli.{name}_command").register(subparsers)
+    for name, summary in COMMANDS.items():
+        command = name.replace("_", "-")
+        if only is None or command == only:
+            importlib.import_module(f"hypertune.cli.{name}_command").register(subparsers)
+        else:
+            subparsers.add_parser(command, help=summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    names = {name.replace("_", "-") for name in COMMANDS}
+    parser = build_parser(next((word for word in argv if word in names), ""))
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
@@ -55,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", HypertuneWarning)  # each is issued once per run
             warnings.showwarning = _one_line_warning(name)
+            from hypertune.cli.common import check_outputs
+
             check_outputs(args)
             code = int(args.run(args) or 0)
             sys.stdout.flush()

@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 from hypertune.bench import SHARED_SUITES, SUITES, engine_figures, metric_figures
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
 from hypertune.errors import UsageError
 
@@ -25,7 +26,7 @@ EXAMPLE = """example:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help="time the engine and metrics on this machine",
+        help=COMMANDS["bench"],
         description="Time hypertune's hot paths on seeded synthetic data and print one "
         "line per figure (median of --repeat runs after a warm-up).",
         epilog=EXAMPLE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hypertune.cli import COMMANDS
 from hypertune.errors import InputError, UsageError
 
 EXAMPLE = """example:
@@ -26,7 +27,7 @@ def register(subparsers: Any) -> None:
 
     parser = subparsers.add_parser(
         "bleu",
-        help="BLEU of a hypothesis file against references (sacrebleu-compatible)",
+        help=COMMANDS["bleu"],
         description="Corpus BLEU with its sufficient statistics, or per-sentence BLEU.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,

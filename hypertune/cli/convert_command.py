@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from hypertune.cli import COMMANDS
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.formats import FORMATS, read_graphs, write_graphs
 
@@ -69,7 +70,7 @@ class _HelpFormats(argparse.Action):
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "convert",
-        help="convert graphs (or weights) between formats",
+        help=COMMANDS["convert"],
         description="Read search spaces (files or directories of per-sentence files, format detected unless "
         "--from names it) and write them in another format. With --weights, convert weights files instead.",
         epilog=EXAMPLE,

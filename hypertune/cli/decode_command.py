@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.cli.tuning import add_strict_option
 from hypertune.errors import UsageError
@@ -23,7 +24,7 @@ EXAMPLE = """example:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "decode",
-        help="best (or k best) derivations of graphs under weights",
+        help=COMMANDS["decode"],
         description="Rescore dumped search spaces: print the model-best (or k best) "
         "derivation of every graph with its score and features.",
         epilog=EXAMPLE,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
 from hypertune.errors import UsageError
 from hypertune.formats import write_graphs
@@ -19,7 +20,7 @@ EXAMPLE = """example:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "generate",
-        help="write seeded synthetic forests, lattices or k-best lists",
+        help=COMMANDS["generate"],
         description="Write random graphs shaped like real decoder output (hypertune "
         "JSON lines). The same seed gives the same file.",
         epilog=EXAMPLE,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hypertune.cli import COMMANDS
+
 EXAMPLE = """examples:
   hypertune hope-fear nbest.gz --refs ref.0 --weights moses.ini
   hypertune hope-fear hgdir/ --refs ref --weights dense sparse --json
@@ -24,7 +26,7 @@ def register(subparsers: Any) -> None:
 
     parser = subparsers.add_parser(
         "hope-fear",
-        help="hope, fear and model-best translations (for MIRA)",
+        help=COMMANDS["hope_fear"],
         description="Per sentence: the hope, fear and model-best derivations with model scores and BLEU statistics.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,

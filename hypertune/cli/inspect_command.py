@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from hypertune.algorithms import describe_graph
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.formats import FORMATS, read_graphs
 from hypertune.formats.registry import corpus_files
@@ -23,7 +24,7 @@ EXAMPLE = """example:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "inspect",
-        help="count nodes, edges, derivations and features of graphs",
+        help=COMMANDS["inspect"],
         description="Print per graph and in total: nodes, edges, derivations, maximum arity and number of features.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,

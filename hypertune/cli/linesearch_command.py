@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, percent
 from hypertune.cli.tuning import (
     add_envelope_options,
@@ -30,7 +31,7 @@ EXAMPLE = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "linesearch",
-        help="one exact line search along a direction (envelopes, segments, best step)",
+        help=COMMANDS["linesearch"],
         description="Compute every sentence's upper envelope along w + γ·d, merge the error surfaces and print "
         "the envelope sizes, the number of segments, the best step γ and its score.",
         epilog=EXAMPLE,

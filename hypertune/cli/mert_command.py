@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 
+from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, show_progress
 from hypertune.cli.tuning import (
     add_envelope_options,
@@ -35,7 +36,7 @@ EXAMPLE = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mert",
-        help="minimum error rate training (exact line search on k-best lists, lattices, forests)",
+        help=COMMANDS["mert"],
         description="Optimize weights for a corpus metric with exact line searches through the envelope "
         "semiring (Och 2003; Macherey et al. 2008; Kumar et al. 2009). Prints the metric before "
         "and after and writes the weights.",

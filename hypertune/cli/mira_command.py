@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from hypertune.cli import COMMANDS
+
 EXAMPLE = """examples:
   hypertune mira nbest.1.gz nbest.2.gz --refs ref.0 --init weights.ini --out tuned.weights
   hypertune mira run/FEATSTAT.txt --init init.opt --seed 1 --json
@@ -30,7 +32,7 @@ def register(subparsers: Any) -> None:
 
     parser = subparsers.add_parser(
         "mira",
-        help="tune weights with batch MIRA (hope/fear; Moses kbmira)",
+        help=COMMANDS["mira"],
         description="Batch MIRA (Cherry & Foster 2012) on n-best lists, FEATSTAT/SCORESTAT files, lattices and "
         "hypergraphs.",
         epilog=EXAMPLE,
