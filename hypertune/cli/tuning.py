@@ -9,8 +9,10 @@ from hypertune.cli.common import emit, percent, write_or_print
 from hypertune.errors import InputError, UsageError
 from hypertune.formats import FORMATS, read_graphs, read_references
 from hypertune.formats.extractor import read_featstat, sibling
+from hypertune.formats.input_cache import ENVIRONMENT, InputCache, Reader, cache_folder
 from hypertune.formats.io import read_head, read_text, require_rereadable
 from hypertune.formats.nbest import feature_order, read_zmert
+from hypertune.formats.registry import corpus_files
 from hypertune.formats.weights import (
     detect_weights_format,
     format_weights,
@@ -52,6 +54,12 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="one interleaved reference file with N references per sentence",
     )
     parser.add_argument("--params", metavar="FILE", help="Z-MERT parameter file (feature names of candidates)")
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        help=f"keep parsed inputs in DIR and read them from there while the files are unchanged (default: "
+        f"${ENVIRONMENT} if set, else no cache)",
+    )
     add_strict_option(parser)
 
 
@@ -144,20 +152,34 @@ def load_graphs(args: argparse.Namespace) -> list:
         else:
             partner[features] = scorestats[k] if len(scorestats) == len(featstats) else None
     paired = set(partner.values())
+    folder = cache_folder(getattr(args, "cache", None))
+    store = InputCache(folder) if folder else None
     for path in inputs:
         if not os.path.exists(path):
             raise InputError("no such file or directory", path)
         require_rereadable(path)
-        if kinds[path] == "FEATURES":
-            graphs.extend(read_featstat(path, space, vocabulary, partner[path]))
-        elif kinds[path] == "SCORES":
+        if kinds[path] == "SCORES":
             if path not in paired:
                 raise InputError("a SCORESTAT file needs its FEATSTAT file among the inputs", path)
-        elif fmt == "zmert" or (params and fmt is None and not os.path.isdir(path)):
-            graphs.extend(read_zmert(path, space, vocabulary, params=params))
-        else:
-            graphs.extend(read_graphs(path, fmt, space, vocabulary))
+            continue
+        read = _reader(path, kinds[path], partner.get(path), fmt, params)
+        if store is None:
+            graphs.extend(read(space, vocabulary))
+            continue
+        sources = corpus_files(path) if os.path.isdir(path) else [path]
+        sources += [p for p in (partner.get(path), params) if p]
+        options = f"{kinds[path]}|{fmt}|{partner.get(path)}|{params}"
+        graphs.extend(store.load(path, sources, options, read, space, vocabulary))
     return graphs
+
+
+def _reader(path: str, kind: str | None, scorestat: str | None, fmt: str | None, params: str | None) -> Reader:
+    """How input ``path`` is read into a feature space and vocabulary."""
+    if kind == "FEATURES":
+        return lambda space, vocabulary: read_featstat(path, space, vocabulary, scorestat)
+    if fmt == "zmert" or (params and fmt is None and not os.path.isdir(path)):
+        return lambda space, vocabulary: read_zmert(path, space, vocabulary, params=params)
+    return lambda space, vocabulary: read_graphs(path, fmt, space, vocabulary)
 
 
 def _extractor_kind(path: str) -> str | None:

@@ -1,0 +1,106 @@
+"""The input cache (``--cache DIR``): a second read of an unchanged input comes from the cache and equals
+parsing it; a touched, truncated or replaced input, or a damaged entry, is read again, never served stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+from hypertune.cli import main
+from hypertune.errors import HypertuneWarning
+from hypertune.formats import read_graphs
+from hypertune.formats.input_cache import ENVIRONMENT, InputCache
+from hypertune.symbols import FeatureSpace, Vocabulary
+
+NBEST = FIXTURES / "mert" / "nbest.txt"
+
+
+class CountingReader:
+    def __init__(self, path: str) -> None:
+        self.path, self.calls = path, 0
+
+    def __call__(self, space: FeatureSpace, vocabulary: Vocabulary):
+        self.calls += 1
+        return read_graphs(self.path, None, space, vocabulary)
+
+
+def same(graphs, space, vocabulary, path) -> None:
+    expected_space, expected_vocabulary = FeatureSpace(), Vocabulary()
+    expected = read_graphs(str(path), None, expected_space, expected_vocabulary)
+    assert list(space) == list(expected_space) and list(vocabulary) == list(expected_vocabulary)
+    assert [g.sentence_id for g in graphs] == [g.sentence_id for g in expected]
+    for a, b in zip(graphs, expected, strict=True):
+        assert np.array_equal(a.target, b.target) and np.array_equal(a.head, b.head)
+        assert np.array_equal(a.features.toarray()[:, : b.features.shape[1]], b.features.toarray())
+
+
+def load(store: InputCache, path, reader):
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    return store.load(str(path), [str(path)], "", reader, space, vocabulary), space, vocabulary
+
+
+def test_an_unchanged_input_is_read_once(tmp_path):
+    path = tmp_path / "list.nbest"
+    shutil.copy(NBEST, path)
+    store, reader = InputCache(str(tmp_path / "cache")), CountingReader(str(path))
+    for _ in range(3):
+        same(*load(store, path, reader), path)
+    assert reader.calls == 1 and len(os.listdir(tmp_path / "cache")) == 1
+
+
+@pytest.mark.parametrize("change", ["touch", "truncate", "replace"])
+def test_a_changed_input_is_read_again(tmp_path, change):
+    path = tmp_path / "list.nbest"
+    shutil.copy(NBEST, path)
+    store, reader = InputCache(str(tmp_path / "cache")), CountingReader(str(path))
+    load(store, path, reader)
+    lines = NBEST.read_text().splitlines(keepends=True)
+    if change == "touch":
+        info = os.stat(path)
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+    elif change == "truncate":
+        with open(path, "r+") as handle:
+            handle.truncate(sum(len(line) for line in lines[: len(lines) // 2]))
+    else:
+        other = tmp_path / "new"
+        other.write_text("".join(lines[:3]))
+        os.replace(other, path)
+    graphs, space, vocabulary = load(store, path, reader)
+    assert reader.calls == 2
+    same(graphs, space, vocabulary, path)
+    assert len(os.listdir(tmp_path / "cache")) == 1  # the stale entry is gone
+
+
+def test_a_damaged_entry_is_rebuilt_not_used(tmp_path):
+    path = tmp_path / "list.nbest"
+    shutil.copy(NBEST, path)
+    store, reader = InputCache(str(tmp_path / "cache")), CountingReader(str(path))
+    load(store, path, reader)
+    (entry,) = (tmp_path / "cache").iterdir()
+    data = entry.read_bytes()
+    entry.write_bytes(data[: len(data) // 2])
+    with pytest.warns(HypertuneWarning, match="rebuilt"):
+        graphs, space, vocabulary = load(store, path, reader)
+    assert reader.calls == 2
+    same(graphs, space, vocabulary, path)
+
+
+def test_tuning_with_a_cache_gives_the_same_weights(tmp_path, capsys, monkeypatch):
+    args = ["mert", str(NBEST), "--refs", str(FIXTURES / "mert" / "ref."), "--init", str(FIXTURES / "mert" /
+            "init.weights"), "--restarts", "2", "--seed", "1", "--json"]  # fmt: skip
+
+    def run(*extra):
+        assert main([*args, *extra]) == 0
+        result = json.loads(capsys.readouterr().out)
+        return result["bleu_after"], result["weights"]
+
+    plain = run()
+    assert run("--cache", str(tmp_path / "c")) == plain
+    assert run("--cache", str(tmp_path / "c")) == plain  # from the cache
+    monkeypatch.setenv(ENVIRONMENT, str(tmp_path / "env"))
+    assert run() == plain and len(os.listdir(tmp_path / "env")) == 1
