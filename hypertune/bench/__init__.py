@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 from hypertune.bench.core import Figure, make_bench_corpus, median_time
 
@@ -30,7 +29,7 @@ def metric_figures(num_hypotheses: int = 1_000_000, seed: int = 0) -> list[Figur
 def format_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
     from hypertune.bench.formats import benchmark_formats
 
-    return benchmark_formats(Path(shared_dir) / "data")
+    return benchmark_formats(shared_dir, workdir)
 
 
 def mert_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:

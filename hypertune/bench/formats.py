@@ -1,41 +1,105 @@
-"""Format benchmarks for ``hypertune bench`` and docs/performance.md: parsing the 5,342-edge Moses
-hypergraph of the shared regression data, and loading a native cache of 1,000 copies of it."""
+"""Format benchmarks for ``hypertune bench`` and docs/performance.md: how fast each reader turns text into
+graphs (MB of uncompressed text per second; the project's goal is 100 MB/s, issue "Load as fast as the C++
+tools"), and loading a native cache of 1,000 copies of the shared Moses hypergraph."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from hypertune.bench.core import Figure, median_time
-from hypertune.formats import cache, moses_hypergraph
+from hypertune.bench.core import Figure, make_bench_corpus, median_time
+from hypertune.formats import cache, cdec_json, moses_hypergraph, nbest
+from hypertune.formats.extractor import read_featstat
+from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
+GOAL_MB_PER_S = 100.0  # every text reader (issue "Load as fast as the C++ tools")
 
-def benchmark_formats(shared_dir: str | os.PathLike[str], copies: int = 1000, repeat: int = 5) -> list[Figure]:
-    """Figures for the Moses dense hypergraph parse (target 0.5 s) and a ``copies``-graph cache load
-    (target 10 s). ``shared_dir`` is the ``shared/data`` folder; returns [] when the graph is absent."""
-    path = Path(shared_dir) / "moses" / "hypergraphs" / "dense" / "hg.gz"
+Reader = Callable[[str, FeatureSpace, Vocabulary], list[Hypergraph]]
+
+
+def benchmark_formats(
+    shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str] | None = None, repeat: int = 5
+) -> list[Figure]:
+    """Reader throughput on the shared data (and, with ``workdir``, on the ``make_bench.py`` n-best corpus),
+    plus the cache figure. ``shared_dir`` is the ``shared`` folder; missing data leaves figures out."""
+    data = Path(shared_dir) / "data"
+    figures = []
+    with tempfile.TemporaryDirectory() as scratch:
+        texts = {  # name: (reader, compressed source); each is timed on its uncompressed text
+            "Moses hypergraph, 5,342 edges (moses/hypergraphs/dense)": (
+                moses_hypergraph.read,
+                data / "moses" / "hypergraphs" / "dense" / "hg.gz",
+            ),
+            "cdec JSON forest, Urdu (cdec/forests/decoder_test_data_urdu)": (
+                cdec_json.read,
+                data / "cdec" / "forests" / "decoder_test_data_urdu.json.gz",
+            ),
+        }
+        corpus = None
+        if workdir is not None and (Path(shared_dir) / "tools" / "make_bench.py").is_file():
+            corpus = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
+            texts["Moses n-best list, make_bench nbest 1,000 x 100"] = (nbest.read_moses, corpus / "nbest.gz")
+        for name, (reader, source) in texts.items():
+            if source.is_file():
+                plain = Path(scratch) / source.name.removesuffix(".gz")
+                plain.write_bytes(gzip.decompress(source.read_bytes()))
+                figures.append(_throughput(name, reader, [plain], repeat))
+        if corpus is not None:
+            features, scores = _extractor_files(corpus / "nbest.gz", Path(scratch))
+            figures.append(
+                _throughput(
+                    "Moses FEATSTAT + SCORESTAT of that n-best list",
+                    lambda path, space, vocabulary: read_featstat(path, space, vocabulary, str(scores)),
+                    [features, scores],
+                    repeat,
+                )
+            )
+    figures.extend(_cache_figure(data, repeat))
+    return figures
+
+
+def _extractor_files(nbest_path: Path, folder: Path) -> tuple[Path, Path]:
+    """A FEATSTAT and a SCORESTAT file of the n-best list's hypotheses, as Moses's extractor lays them out
+    (the statistics are made-up integers: only the reading is timed)."""
+    graphs = nbest.read_moses(str(nbest_path), space := FeatureSpace(), Vocabulary())
+    names = " ".join(space.names)
+    features, scores = [], []
+    for g in graphs:
+        rows = g.feature_matrix(len(space))[1:].toarray()
+        sid, count = g.sentence_id, rows.shape[0]
+        features.append(f"FEATURES_TXT_BEGIN_0 {sid} {count} {len(space)} {names}\n")
+        features.extend(" ".join(f"{x:g}" for x in row) + "\n" for row in rows)
+        features.append("FEATURES_TXT_END_0\n")
+        scores.append(f"SCORES_TXT_BEGIN_0 {sid} {count} 9 BLEU\n")
+        scores.extend(" ".join(str((k * 7 + e) % 23) for k in range(9)) + "\n" for e in range(count))
+        scores.append("SCORES_TXT_END_0\n")
+    (folder / "FEATSTAT").write_text("".join(features))
+    (folder / "SCORESTAT").write_text("".join(scores))
+    return folder / "FEATSTAT", folder / "SCORESTAT"
+
+
+def _throughput(name: str, reader: Reader, paths: list[Path], repeat: int) -> Figure:
+    """The median time of ``reader`` on ``paths[0]`` (the others are read with it), in MB/s of all of them."""
+    size = sum(path.stat().st_size for path in paths)
+    seconds = median_time(lambda: reader(str(paths[0]), FeatureSpace(), Vocabulary()), repeat)
+    rate = size / seconds / 1e6
+    detail = f"{size / 1e6:.1f} MB of text, {rate:.0f} MB/s (goal {GOAL_MB_PER_S:.0f} MB/s)"
+    return Figure(f"read {name}", seconds, size / 1e6 / GOAL_MB_PER_S, detail)
+
+
+def _cache_figure(data: Path, repeat: int, copies: int = 1000) -> list[Figure]:
+    path = data / "moses" / "hypergraphs" / "dense" / "hg.gz"
     if not path.is_file():
         return []
-
-    def parse():
-        return moses_hypergraph.read(str(path), FeatureSpace(), Vocabulary())[0]
-
-    hg = parse()
-    detail = f"{hg.num_nodes} nodes, {hg.num_edges} edges, {hg.features.nnz} non-zero feature values"
-    figures = [Figure("parse Moses hypergraph (dense, gzip)", median_time(parse, repeat), 0.5, detail)]
+    (hg,) = moses_hypergraph.read(str(path), FeatureSpace(), Vocabulary())
     with tempfile.TemporaryDirectory() as directory:
         target = os.path.join(directory, "corpus.htc")
         cache.write([hg] * copies, target)
         size = os.path.getsize(target)
         seconds = median_time(lambda: cache.read(target, FeatureSpace(), Vocabulary()), max(1, min(repeat, 3)))
-    figures.append(
-        Figure(
-            f"load native cache of {copies} Moses hypergraphs",
-            seconds,
-            10.0,
-            f"{copies} x {hg.num_edges} edges, {size / 1e6:.0f} MB file",
-        )
-    )
-    return figures
+    detail = f"{copies} x {hg.num_edges} edges, {size / 1e6:.0f} MB file"
+    return [Figure(f"load native cache of {copies} Moses hypergraphs", seconds, 10.0, detail)]
