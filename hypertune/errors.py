@@ -8,7 +8,13 @@ class HypertuneError(Exception):
 
 
 class GraphError(HypertuneError, ValueError):
-    """A hypergraph violates a structural rule (cycle, dangling id, empty, ...)."""
+    """A hypergraph violates a structural rule (cycle, dangling id, empty, ...). ``item``, when known, is
+    the index of the offending part in what the caller gave (e.g. a hypothesis), so a reader can name
+    its line."""
+
+    def __init__(self, message: str, item: int | None = None) -> None:
+        super().__init__(message)
+        self.item = item
 
 
 class InputError(HypertuneError, ValueError):

@@ -788,7 +788,9 @@ def kbest_lattices(
     if features.shape[0] != hypotheses or features.shape[1] > len(feature_space):
         raise GraphError(f"feature matrix of shape {features.shape} for {hypotheses} hypotheses")
     if not np.all(np.isfinite(features.data)):
-        raise GraphError("feature values must be finite (found NaN or infinity)")
+        row = int(np.searchsorted(features.indptr, np.flatnonzero(~np.isfinite(features.data))[0], "right")) - 1
+        raise GraphError(f"hypothesis {row}: feature values must be finite (a name repeated on it adds up to "
+                         "infinity)", item=row)  # fmt: skip
     words = np.asarray(words, dtype=np.int64)
     if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
         raise GraphError("a hypothesis word is not a vocabulary id")

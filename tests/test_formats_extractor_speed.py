@@ -285,13 +285,15 @@ def test_whole_file_edge_cases(tmp_path, feats, scores):
 
 
 def test_features_that_add_up_to_infinity(tmp_path):
-    """A name twice on a line adds up; a sum that overflows is a GraphError from the graph's checks in both
-    readers (the reference's message names the edge: 'edge 1: feature values must be finite ...')."""
+    """A name twice on a line adds up; a sum that overflows was a GraphError without a line in the old
+    reader ('edge 1: feature values must be finite ...'); it is now an InputError at the hypothesis's line."""
     path = tmp_path / "FEATSTAT"
     path.write_text("FEATURES_TXT_BEGIN_0 0 1 0\na=1 a=2 b=1e308 b=1e308\nFEATURES_TXT_END_0\n", encoding="utf-8")
-    for module in (extractor, reference):
-        with pytest.raises(GraphError, match="feature values must be finite"):
-            module.read_featstat(str(path), FeatureSpace(), Vocabulary())
+    with pytest.raises(GraphError, match="feature values must be finite"):
+        reference.read_featstat(str(path), FeatureSpace(), Vocabulary())
+    with pytest.raises(InputError, match="feature values must be finite") as info:
+        extractor.read_featstat(str(path), FeatureSpace(), Vocabulary())
+    assert info.value.path == str(path) and info.value.line == 2
     path.write_text("FEATURES_TXT_BEGIN_0 0 1 0\na=1 a=2 b=1e308 b=-1e308\nFEATURES_TXT_END_0\n", encoding="utf-8")
     check_featstat(path)
 

@@ -164,3 +164,13 @@ def test_more_distinct_strings_than_the_first_table_holds(tmp_path):
     path = tmp_path / "many.nbest"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     check_file(str(path))
+
+
+def test_features_that_add_up_to_infinity(tmp_path):
+    """A name repeated on a line adds up (as in the old reader); a sum that overflows is an error at that
+    line (the old reader raised it without a line)."""
+    path = tmp_path / "list.nbest"
+    path.write_text("0 ||| a ||| w= 1 ||| 0\n0 ||| b ||| x=1e308 x=1e308 ||| 0\n", encoding="utf-8")
+    with pytest.raises(InputError, match="feature values must be finite") as info:
+        nbest.read_moses(str(path), FeatureSpace(), Vocabulary())
+    assert info.value.line == 2

@@ -37,7 +37,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.errors import InputError
+from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import collapse_single_components, parse_int
 from hypertune.formats._scan import (
     TABLE_FULL,
@@ -110,18 +110,21 @@ def read_featstat(
         metric = scores.metrics()
         metadata = [{"stats_names": metric[m]} for m in paired]
         stats, per_graph = scores.statistics(paired)
-    graphs = kbest_lattices(
-        feats.list_offsets(),
-        np.zeros(0, np.int64),
-        np.zeros(int(feats.out.sizes[1]) + 1, np.int64),
-        features,
-        feature_space,
-        vocabulary,
-        widths=widths,
-        sentence_ids=feats.sids,
-        metadata=metadata,
-        hypothesis_stats=stats,
-    )
+    try:
+        graphs = kbest_lattices(
+            feats.list_offsets(),
+            np.zeros(0, np.int64),
+            np.zeros(int(feats.out.sizes[1]) + 1, np.int64),
+            features,
+            feature_space,
+            vocabulary,
+            widths=widths,
+            sentence_ids=feats.sids,
+            metadata=metadata,
+            hypothesis_stats=stats,
+        )
+    except GraphError as error:  # a name repeated on a line whose values add up to infinity
+        raise feats.located_hypothesis(error) from None
     _set_stats(graphs, per_graph)
     return graphs
 
@@ -623,6 +626,15 @@ class _File:
 
     def list_offsets(self) -> np.ndarray:
         return np.concatenate(([0], np.cumsum(self.out.numbers[: len(self.sids), 1])))
+
+    def located_hypothesis(self, error: GraphError) -> InputError:
+        """``error`` at the line of the hypothesis it names (``error.item``), else at the file."""
+        if error.item is None:
+            return InputError(str(error), self.path)
+        offsets = self.list_offsets()
+        block = int(np.searchsorted(offsets, error.item, "right")) - 1
+        header = self.data.count(b"\n", 0, int(self.out.blocks[block, _B_LINE])) + 1
+        return InputError(str(error).split(": ", 1)[1], self.path, header + 1 + error.item - int(offsets[block]))
 
     def texts_of_blocks(self) -> list[str]:
         """The header text after the numbers (names or metric) of every block, as its tokens joined by spaces."""

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.errors import InputError
+from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats._scan import (
     TABLE_FULL,
@@ -440,7 +440,13 @@ def _read(
         raise InputError(f"no hypotheses in the file (expected '{what}' lines)", path, max(lines, 1))
     initial_width = len(feature_space)
     columns = _feature_columns(data, out, names, ids, feature_space, zmert, zmert_names, path)
-    return _graphs(data, out, words, columns, starts, initial_width, feature_space, vocabulary, zmert)
+    try:
+        return _graphs(data, out, words, columns, starts, initial_width, feature_space, vocabulary, zmert)
+    except GraphError as error:
+        if error.item is None:
+            raise InputError(f"invalid k-best list: {error}", path) from None
+        offset = int(out.line_starts[error.item])
+        raise located(data, offset, str(error).split(": ", 1)[1], path) from None
 
 
 def _repeated_runs(run_ids: np.ndarray) -> int:
