@@ -556,31 +556,25 @@ def kbest_envelopes(
     )
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@_jit
 def _kbest_kernel(offsets, b, m, given_order):  # pragma: no cover - compiled
-    """Each sentence's hull is written into its own block of the output (a hull has at most as many lines
-    as the block has hypotheses), sentences in parallel; the blocks are then packed in sentence order."""
     n = offsets.size - 1
     left = np.empty(b.size)
     slope = np.empty(b.size)
     intercept = np.empty(b.size)
     chosen = np.empty(b.size, dtype=np.int64)
-    ends = np.empty(n, dtype=np.int64)
-    for s in numba.prange(n):
+    segment_offsets = np.zeros(n + 1, dtype=np.int64)
+    stored = 0
+    for s in range(n):
         lo, hi = offsets[s], offsets[s + 1]
         if given_order.size:
             order = given_order[lo:hi] - lo
         else:
             order = np.argsort(m[lo:hi], kind="mergesort")
-        ends[s] = _upper_hull(order, m[lo:hi], b[lo:hi], left, slope, intercept, chosen, lo)
-    segment_offsets = np.zeros(n + 1, dtype=np.int64)
-    stored = 0
-    for s in range(n):
-        lo = offsets[s]
-        for k in range(lo, ends[s]):
-            left[stored] = left[k]
-            chosen[stored] = chosen[k] + lo
-            stored += 1
+        top = _upper_hull(order, m[lo:hi], b[lo:hi], left, slope, intercept, chosen, stored)
+        for k in range(stored, top):
+            chosen[k] += lo
+        stored = top
         segment_offsets[s + 1] = stored
     return segment_offsets, left[:stored], chosen[:stored]
 
