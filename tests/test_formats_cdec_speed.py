@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import reference_cdec_json as reference
 from hypothesis import HealthCheck, given, settings
+from same_graphs import assert_same_readings
 from test_formats_fuzz import corruptions
 
 from hypertune.errors import InputError
@@ -30,22 +31,6 @@ def compiled_only(monkeypatch):
         raise AssertionError("the Python reader was used")
 
     monkeypatch.setattr(cdec_json, "read_text", refuse)
-
-
-def assert_same(got, expected) -> None:
-    (graphs, space, vocab), (graphs_ref, space_ref, vocab_ref) = got, expected
-    assert list(space) == list(space_ref) and list(vocab) == list(vocab_ref)
-    assert len(graphs) == len(graphs_ref)
-    for a, b in zip(graphs, graphs_ref, strict=True):
-        assert a.num_nodes == b.num_nodes and a.metadata == b.metadata and a.node_labels == b.node_labels
-        assert a.sentence_id == b.sentence_id
-        for name in ("head", "tail_offsets", "tails", "target_offsets", "target", "node_offsets"):
-            x, y = getattr(a, name), getattr(b, name)
-            assert x.dtype == y.dtype and np.array_equal(x, y), name
-        assert a.features.shape == b.features.shape
-        for name in ("indptr", "indices", "data"):
-            assert np.array_equal(getattr(a.features, name), getattr(b.features, name)), name
-        assert np.array_equal(np.signbit(a.features.data), np.signbit(b.features.data))  # -0.0 is not 0.0
 
 
 def both(path: str, spaces=None):
@@ -72,7 +57,7 @@ def check_file(path: str, spaces=None) -> str | None:
         assert got == expected
         return expected
     assert not isinstance(got, str), got
-    assert_same(got, expected)
+    assert_same_readings(got, expected)
     return None
 
 

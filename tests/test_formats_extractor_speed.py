@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import reference_extractor as reference
 from hypothesis import HealthCheck, given, settings
+from same_graphs import assert_same_readings
 from test_formats_fuzz import corruptions
 
 from hypertune.errors import GraphError, InputError
@@ -19,25 +20,6 @@ from hypertune.formats import extractor
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "extractor"
-
-
-def assert_same(got, expected) -> None:
-    (graphs, space, vocab), (graphs_ref, space_ref, vocab_ref) = got, expected
-    assert list(space) == list(space_ref) and list(vocab) == list(vocab_ref)
-    assert len(graphs) == len(graphs_ref)
-    for a, b in zip(graphs, graphs_ref, strict=True):
-        assert a.num_nodes == b.num_nodes and a.sentence_id == b.sentence_id and a.metadata == b.metadata
-        assert type(a.sentence_id) is type(b.sentence_id)
-        for name in ("head", "tail_offsets", "tails", "target_offsets", "target", "node_offsets"):
-            x, y = getattr(a, name), getattr(b, name)
-            assert x.dtype == y.dtype and np.array_equal(x, y), name
-        assert a.features.shape == b.features.shape
-        for name in ("indptr", "indices", "data"):
-            assert np.array_equal(getattr(a.features, name), getattr(b.features, name)), name
-        assert (a.edge_stats is None) == (b.edge_stats is None)
-        if a.edge_stats is not None:
-            assert a.edge_stats.dtype == b.edge_stats.dtype and a.edge_stats.shape == b.edge_stats.shape
-            assert np.array_equal(a.edge_stats, b.edge_stats)
 
 
 def both(call):
@@ -59,7 +41,7 @@ def check(call) -> None:
         assert got == expected
     else:
         assert not isinstance(got, str), got
-        assert_same(got, expected)
+        assert_same_readings(got, expected)
 
 
 def check_read(path) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import reference_nbest as reference
 from hypothesis import HealthCheck, given, settings
+from same_graphs import assert_same_readings
 from test_formats_fuzz import corruptions
 
 from hypertune.errors import InputError
@@ -19,20 +20,6 @@ from hypertune.formats import nbest
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
-
-
-def assert_same(got, expected) -> None:
-    (graphs, space, vocab), (graphs_ref, space_ref, vocab_ref) = got, expected
-    assert list(space) == list(space_ref) and list(vocab) == list(vocab_ref)
-    assert len(graphs) == len(graphs_ref)
-    for a, b in zip(graphs, graphs_ref, strict=True):
-        assert a.num_nodes == b.num_nodes and a.sentence_id == b.sentence_id and a.metadata == b.metadata
-        for name in ("head", "tail_offsets", "tails", "target_offsets", "target", "node_offsets"):
-            x, y = getattr(a, name), getattr(b, name)
-            assert x.dtype == y.dtype and np.array_equal(x, y), name
-        assert a.features.shape == b.features.shape
-        for name in ("indptr", "indices", "data"):
-            assert np.array_equal(getattr(a.features, name), getattr(b.features, name)), name
 
 
 def both(path: str, zmert_names=None, zmert: bool = False):
@@ -57,7 +44,7 @@ def check_file(path: str, **kwargs) -> None:
         assert got == expected
     else:
         assert not isinstance(got, str), got
-        assert_same(got, expected)
+        assert_same_readings(got, expected)
 
 
 @pytest.mark.parametrize("name", ["nbest-5iter/nbest.1.gz", "nbest-5iter/nbest.5.gz", "scorer-data/nbest.out.gz",

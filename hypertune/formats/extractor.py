@@ -365,6 +365,66 @@ def _flag(out, f, start, end, name):  # pragma: no cover - compiled
     out.sizes[3] += 1
 
 
+@_inline
+def _row(buf, out, names, line, end, columns, features):  # pragma: no cover - compiled
+    """One hypothesis line ``buf[line:end]``: ``columns`` numbers, then (FEATSTAT) sparse ``name=value``
+    tokens, appended to ``out``. Returns an error code (0: none)."""
+    sizes = out.sizes
+    f = sizes[2]  # the next value (kept here in the loop, in sizes[2] at the end of the line)
+    codes, values = out.features, out.values
+    k = 0
+    j = line
+    while True:
+        if k < columns:
+            s, e, exact, value = _number_token(buf, j, end)
+            if s == end:
+                break
+            j = e
+            if not exact:  # a number with "=" is never exact
+                if _last_equals(buf, s, e) >= 0:
+                    return _fail(out, _FIELDS, line, end, _tokens(buf, line, end))
+                _flag(out, f, s, e, -(k + 1))
+            codes[f] = -(k + 1)
+            values[f] = value
+        else:
+            s, e = next_token(buf, j, end, False)
+            if s == end:
+                break
+            j = e
+            q = _last_equals(buf, s, e)
+            if not features or q <= s:
+                return _fail(out, _FIELDS, s, end, _tokens(buf, line, end))
+            name = intern(names, buf, s, q)
+            if name < 0:
+                return TABLE_FULL
+            exact, value = parse_decimal(buf, q + 1, e)
+            if not exact:
+                _flag(out, f, q + 1, e, name)
+            codes[f] = name
+            values[f] = value
+        f += 1
+        k += 1
+    if k < columns:
+        return _fail(out, _FIELDS, line, end, k)
+    sizes[2] = f
+    out.value_counts[sizes[1]] = k
+    sizes[1] += 1
+    return 0
+
+
+@_inline
+def _end_line(buf, blocks, b, line, end, end_prefix) -> bool:  # pragma: no cover - compiled
+    """Whether ``buf[line:end]`` is block ``b``'s END line (``..._TXT_END_`` and the BEGIN line's suffix)."""
+    s, e = next_token(buf, line, end, False)
+    suffix = blocks[b, _B_SUFFIX_END] - blocks[b, _B_SUFFIX]
+    return (
+        e - s == end_prefix.size + suffix
+        and _has_prefix(buf, s, e, end_prefix)
+        and same_bytes(buf, s + end_prefix.size, e, blocks[b, _B_SUFFIX])
+        and next_token(buf, e, end, False)[0] == end
+    )
+
+
 @_jit
 def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover - compiled
     """The blocks from byte ``out.sizes[4]`` on (module docstring); blank lines between blocks are
@@ -426,8 +486,6 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
         )
         blocks[b, _B_TEXT], blocks[b, _B_HYPOTHESIS], blocks[b, _B_VALUE] = text, sizes[1], sizes[2]
         out.numbers[b, 0], out.numbers[b, 1], out.numbers[b, 2] = sid, count, columns
-        f = sizes[2]  # the next value (kept here in the loop, in sizes[2] at the end of each line)
-        codes, values = out.features, out.values
         for r in range(count):
             if pos > n:
                 return _fail(out, _COUNT, n + 1, n + 1, r)
@@ -437,55 +495,14 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
             if s == end or _begin(buf, s, e, digits) != 0 or (marked and _has_end_mark(buf, line, end)):
                 return _fail(out, _COUNT, line, end, r)
             pos = end + 1
-            k = 0
-            j = line
-            while True:
-                if k < columns:
-                    s, e, exact, value = _number_token(buf, j, end)
-                    if s == end:
-                        break
-                    j = e
-                    if not exact:  # a number with "=" is never exact
-                        if _last_equals(buf, s, e) >= 0:
-                            return _fail(out, _FIELDS, line, end, _tokens(buf, line, end))
-                        _flag(out, f, s, e, -(k + 1))
-                    codes[f] = -(k + 1)
-                    values[f] = value
-                else:
-                    s, e = next_token(buf, j, end, False)
-                    if s == end:
-                        break
-                    j = e
-                    q = _last_equals(buf, s, e)
-                    if not features or q <= s:
-                        return _fail(out, _FIELDS, s, end, _tokens(buf, line, end))
-                    name = intern(names, buf, s, q)
-                    if name < 0:
-                        return TABLE_FULL
-                    exact, value = parse_decimal(buf, q + 1, e)
-                    if not exact:
-                        _flag(out, f, q + 1, e, name)
-                    codes[f] = name
-                    values[f] = value
-                f += 1
-                k += 1
-            if k < columns:
-                return _fail(out, _FIELDS, line, end, k)
-            sizes[2] = f
-            out.value_counts[sizes[1]] = k
-            sizes[1] += 1
+            code = _row(buf, out, names, line, end, columns, features)
+            if code:
+                return code
         if pos > n:
             return _fail(out, _END, n + 1, n + 1, 0)
         line = pos
         end = _line_end(buf, pos, n)[0]
-        s, e = next_token(buf, line, end, False)
-        suffix = blocks[b, _B_SUFFIX_END] - blocks[b, _B_SUFFIX]
-        if (
-            e - s != end_prefix.size + suffix
-            or not _has_prefix(buf, s, e, end_prefix)
-            or not same_bytes(buf, s + end_prefix.size, e, blocks[b, _B_SUFFIX])
-            or next_token(buf, e, end, False)[0] != end
-        ):
+        if not _end_line(buf, blocks, b, line, end, end_prefix):
             return _fail(out, _END, line, end, 0)
         pos = end + 1
         blocks[b, _B_END], blocks[b, _B_NAMES] = end, names.count[0]
