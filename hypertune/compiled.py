@@ -1,5 +1,8 @@
 """Compiled (numba) kernels: the fast path of the built-in semirings over fixed-size values.
 
+Beside the semiring kernels: the project's one open-addressing table of int64 keys (:func:`find_key`,
+:func:`insert_key`), used by the BLEU kernels and the readers.
+
 The kernels compute exactly what the generic algorithms in :mod:`hypertune.algorithms.inside_outside`
 compute with :class:`~hypertune.semirings.BooleanSemiring`, :class:`~hypertune.semirings.RealSemiring`,
 :class:`~hypertune.semirings.LogSemiring`, :class:`~hypertune.semirings.TropicalSemiring` and the
@@ -245,3 +248,47 @@ def csc_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma:
         b = lo + np.searchsorted(indices[lo:hi], last)
         for k in range(a, b):
             out[indices[k]] += data[k] * v
+
+
+# ---------------------------------------------------------------------- the key table
+
+#: An empty slot of a key table (keys are non-negative).
+EMPTY_KEY = -1
+_GOLDEN = np.uint64(11400714819323198485)  # 2**64 / golden ratio: Fibonacci hashing
+
+
+@numba.njit(cache=True, inline="always")
+def key_slot(key: int, shift: np.uint64) -> int:  # pragma: no cover - compiled
+    """The home slot of a non-negative int64 ``key`` in a table of ``2**(64 - shift)`` slots."""
+    return np.int64((np.uint64(key) * _GOLDEN) >> shift)
+
+
+@_jit
+def find_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: int) -> int:  # pragma: no cover
+    """The slot (absolute index) of ``key`` in the open-addressing table ``keys[base : base + mask + 1]``
+    (linear probing; ``EMPTY_KEY`` marks a free slot), or -1. The one key table of the project: the
+    BLEU kernels' word and n-gram tables and the readers' :class:`~hypertune.formats._scan.KeyTable`
+    are regions of it. Keys are compared, not only hashed: no collisions."""
+    i = key_slot(key, shift)
+    while True:
+        k = keys[base + i]
+        if k == key:
+            return base + i
+        if k == EMPTY_KEY:
+            return -1
+        i = (i + 1) & mask
+
+
+@_jit
+def insert_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: int) -> int:  # pragma: no cover
+    """The slot of ``key`` (see :func:`find_key`), inserting it if absent: ``-(slot + 2)`` when new. The
+    region must have a free slot."""
+    i = key_slot(key, shift)
+    while True:
+        k = keys[base + i]
+        if k == key:
+            return base + i
+        if k == EMPTY_KEY:
+            keys[base + i] = key
+            return -(base + i) - 2
+        i = (i + 1) & mask

@@ -16,7 +16,8 @@ one parser: there is no second, slower "checked" parser to keep in step with it.
   ``float()`` on the flagged few; so every value equals ``float(text)``.
 - Strings: :class:`StringTable` interns byte ranges of the buffer by FNV-1a hash with linear probing,
   comparing the bytes on every hash match, so two different strings never share an id. Ids follow first
-  appearance. :class:`KeyTable` does the same for int64 keys (Fibonacci hashing).
+  appearance. :class:`KeyTable` does the same for int64 keys, on the project's one key table
+  (:func:`hypertune.compiled.insert_key`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from hypertune.compiled import EMPTY_KEY, find_key, insert_key
 from hypertune.errors import InputError
 from hypertune.formats.io import read_bytes
 
@@ -36,6 +38,7 @@ __all__ = [
     "StringTable",
     "TABLE_FULL",
     "intern",
+    "find_id",
     "is_separator",
     "is_string",
     "key_id",
@@ -292,41 +295,55 @@ def located(data: bytes, offset: int, message: str, path: str) -> InputError:
 
 
 class KeyTable(NamedTuple):
-    """Ids for int64 keys in order of first appearance (open addressing, the keys themselves compared):
-    ``keys[k]`` is the key of id ``k``; ``count[0]`` ids so far, at most ``keys.size``; ``slots`` the
-    index (-1 empty). Full, :func:`key_id` answers -1, as :func:`intern` does."""
+    """Ids for non-negative int64 keys in order of first appearance, on the project's key table
+    (:func:`hypertune.compiled.insert_key`): ``slot_keys``/``slot_ids`` are the slots (``EMPTY_KEY``
+    free) and their ids, ``keys[k]`` is the key of id ``k``, ``count[0]`` ids so far (at most
+    ``keys.size``), ``shift[0]`` the slot hash's shift. Full, :func:`key_id` answers -1, as :func:`intern`
+    does."""
 
-    slots: np.ndarray
+    slot_keys: np.ndarray
+    slot_ids: np.ndarray
     keys: np.ndarray
     count: np.ndarray
+    shift: np.ndarray
 
 
 def new_key_table(capacity: int) -> KeyTable:
-    size = 16
-    while size < 2 * capacity:
-        size *= 2
-    return KeyTable(np.full(size, -1, np.int64), np.empty(capacity, np.int64), np.zeros(1, np.int64))
+    bits = 4
+    while (1 << bits) < 2 * capacity:
+        bits += 1
+    size = 1 << bits
+    return KeyTable(
+        np.full(size, EMPTY_KEY, np.int64),
+        np.empty(size, np.int64),
+        np.empty(capacity, np.int64),
+        np.zeros(1, np.int64),
+        np.full(1, 64 - bits, np.uint64),
+    )
 
 
 @_inline
 def key_id(table: KeyTable, key: int) -> int:  # pragma: no cover - compiled
     """The id of ``key`` (a new id when it is new), or -1 when the table is full."""
-    mask = table.slots.size - 1
-    slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(32)) & mask
-    while True:
-        k = table.slots[slot]
-        if k == -1:
-            break
-        if table.keys[k] == key:
-            return k
-        slot = (slot + 1) & mask
+    slot = insert_key(table.slot_keys, 0, table.slot_keys.size - 1, table.shift[0], key)
+    if slot >= 0:
+        return table.slot_ids[slot]
+    slot = -slot - 2
     k = table.count[0]
     if k >= table.keys.size:
+        table.slot_keys[slot] = EMPTY_KEY  # undo: the last key of its probe run, so nothing moves
         return -1
-    table.slots[slot] = k
+    table.slot_ids[slot] = k
     table.keys[k] = key
     table.count[0] = k + 1
     return k
+
+
+@_inline
+def find_id(table: KeyTable, key: int) -> int:  # pragma: no cover - compiled
+    """The id of ``key``, or -1 when it has none (nothing is added)."""
+    slot = find_key(table.slot_keys, 0, table.slot_keys.size - 1, table.shift[0], key)
+    return table.slot_ids[slot] if slot >= 0 else -1
 
 
 TABLE_FULL = -1  # the error code of a scan that ran out of table room

@@ -55,6 +55,7 @@ from hypertune.formats._scan import (
     MAX_DIGITS,
     TABLE_FULL,
     StringTable,
+    find_id,
     intern,
     key_id,
     located,
@@ -679,18 +680,6 @@ def _target(buf, s, e, words, dest, pos):  # pragma: no cover - compiled
     return count
 
 
-@_inline
-def _find_key(table, key):  # pragma: no cover - compiled
-    """The id of ``key`` in a :class:`KeyTable` (as ``key_id`` finds it), -1 when absent; adds nothing."""
-    mask = table.slots.size - 1
-    slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(32)) & mask
-    while True:
-        k = table.slots[slot]
-        if k == -1 or table.keys[k] == key:
-            return k
-        slot = (slot + 1) & mask
-
-
 @_jit
 def _rules(buf, vs, n, out, words, rule_ids):  # pragma: no cover - compiled
     """A ``"rules"`` value: ``[id, rule, ...]``, each rule's target tokenized once."""
@@ -926,7 +915,7 @@ def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no c
         ok, rid = parse_integer(buf, rule_s, rule_e)
         if not ok:
             return _FALLBACK, 0
-        r = _find_key(rule_ids, rid)
+        r = find_id(rule_ids, rid)
         if r < 0 or out.rule_graphs[r] != sizes[_GRAPHS]:
             return _fail(d, _UNKNOWN_RULE, start, rule_s, rule_e, head, number, 0, 0), end
         if g0 + out.rule_ends[r] - out.rule_starts[r] > out.target.size:

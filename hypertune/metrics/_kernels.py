@@ -8,8 +8,8 @@ Representation (see :mod:`hypertune.metrics.bleu` for the public side):
   ``B = R + 1``. All digits are non-zero, so the key is *exact*: different n-grams (of any order)
   never share a key. The caller checks ``B ** N < 2**63`` and uses the exact pure-Python path
   otherwise, so there are no hash collisions anywhere.
-* Both maps (global word id -> local id, n-gram key -> maximum reference count) are open-addressing
-  hash tables with linear probing, one region of a flat array per sentence.
+* Both maps (global word id -> local id, n-gram key -> maximum reference count) are regions (one per
+  sentence) of the project's key table, :func:`hypertune.compiled.find_key` / ``insert_key``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-_GOLDEN = np.uint64(11400714819323198485)  # 2**64 / golden ratio: Fibonacci hashing
-_EMPTY = -1
+from hypertune.compiled import find_key, insert_key
 
 # Reference-length strategies (the integer codes the kernels understand).
 CLOSEST, SHORTEST, AVERAGE, IBM = 0, 1, 2, 3
@@ -52,38 +51,6 @@ class Hypotheses(NamedTuple):
     tokens: np.ndarray
     offsets: np.ndarray
     sentence: np.ndarray
-
-
-@nb.njit(cache=True, inline="always")
-def _slot(key: np.int64, shift: np.uint64) -> np.int64:
-    return np.int64((np.uint64(key) * _GOLDEN) >> shift)
-
-
-@nb.njit(cache=True)
-def _find(keys: np.ndarray, base: np.int64, mask: np.int64, shift: np.uint64, key: np.int64) -> np.int64:
-    """Slot (absolute index) of ``key`` in the table region ``keys[base : base + mask + 1]``, or -1."""
-    i = _slot(key, shift)
-    while True:
-        k = keys[base + i]
-        if k == key:
-            return base + i
-        if k == _EMPTY:
-            return -1
-        i = (i + 1) & mask
-
-
-@nb.njit(cache=True)
-def _insert(keys: np.ndarray, base: np.int64, mask: np.int64, shift: np.uint64, key: np.int64) -> np.int64:
-    """Slot of ``key``, inserting it if absent. Returns ``-(slot + 2)`` when newly inserted."""
-    i = _slot(key, shift)
-    while True:
-        k = keys[base + i]
-        if k == key:
-            return base + i
-        if k == _EMPTY:
-            keys[base + i] = key
-            return -(base + i) - 2
-        i = (i + 1) & mask
 
 
 @nb.njit(cache=True)
@@ -126,7 +93,7 @@ def build_tables(ref_tokens: np.ndarray, ref_offsets: np.ndarray, tables: Refere
         n_local = 0
         for r in range(sent_ref_offsets[s], sent_ref_offsets[s + 1]):
             for t in range(ref_offsets[r], ref_offsets[r + 1]):
-                slot = _insert(word_keys, wbase, wmask, wshift, ref_tokens[t])
+                slot = insert_key(word_keys, wbase, wmask, wshift, ref_tokens[t])
                 if slot < -1:
                     n_local += 1
                     word_values[-slot - 2] = n_local
@@ -141,9 +108,9 @@ def build_tables(ref_tokens: np.ndarray, ref_offsets: np.ndarray, tables: Refere
                 key = np.int64(0)
                 top = min(max_order, length - j)
                 for n in range(top):
-                    w = _find(word_keys, wbase, wmask, wshift, ref_tokens[start + j + n])
+                    w = find_key(word_keys, wbase, wmask, wshift, ref_tokens[start + j + n])
                     key = key * base + word_values[w]
-                    slot = _insert(gram_keys, gbase, gmask, gshift, key)
+                    slot = insert_key(gram_keys, gbase, gmask, gshift, key)
                     if slot < -1:
                         slot = -slot - 2
                     local = slot - gbase
@@ -215,7 +182,7 @@ def _stats_range(
         gshift = np.uint64(64 - gram_bits[s])
         base = bases[s]
         for j in range(length):
-            w = _find(word_keys, wbase, wmask, wshift, hyp_tokens[start + j])
+            w = find_key(word_keys, wbase, wmask, wshift, hyp_tokens[start + j])
             local[j] = word_values[w] if w >= 0 else 0
         for n in range(max_order):
             out[h, 2 * n] = 0.0
@@ -230,7 +197,7 @@ def _stats_range(
                 if digit == 0:
                     break
                 key = key * base + digit
-                slot = _find(gram_keys, gbase, gmask, gshift, key)
+                slot = find_key(gram_keys, gbase, gmask, gshift, key)
                 if slot < 0:
                     break  # no extension of an unseen n-gram can be seen either
                 if clip:
