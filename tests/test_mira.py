@@ -260,3 +260,28 @@ def test_moses_hypergraph_hope_is_the_reference(shared):
         assert result.fear.gain < result.hope.gain
     mira = batch_mira(tuning_set, weights, epochs=2, seed=1)
     assert mira.bleu_before == pytest.approx(1.0) and mira.mode == "hypergraph"
+
+
+def test_duplicate_rows_found_exactly_even_when_hashes_collide():
+    """``_first_equal`` against a brute-force dictionary of row contents, with real hashes and with every
+    hash made equal (all rows collide: only the exact comparison can tell them apart)."""
+    import scipy.sparse as sp
+
+    from hypertune.tuners.mira import _bits, _first_equal
+
+    rng = np.random.default_rng(4)
+    offsets = np.array([0, 30, 31, 80], dtype=np.int64)
+    stats = rng.integers(0, 2, size=(80, 3)).astype(np.float64)
+    dense = rng.integers(0, 2, size=(80, 2)).astype(np.float64) * rng.choice([-1.0, 0.5], size=(80, 2))
+    features = sp.csr_matrix(dense)
+    features.sort_indices()
+    expected = np.arange(80)
+    for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
+        seen: dict[tuple, int] = {}
+        for r in range(lo, hi):
+            expected[r] = seen.setdefault((tuple(stats[r]), tuple(dense[r])), r)
+    assert 20 < np.count_nonzero(expected != np.arange(80)) < 70  # duplicates and distinct rows both
+    args = (offsets, features.indptr.astype(np.int64), features.indices.astype(np.int64), features.data, stats)
+    assert np.array_equal(_first_equal(*args, _bits(stats), _bits(features.data), True), expected)
+    colliding = (np.zeros_like(_bits(stats)), np.zeros_like(_bits(features.data)))
+    assert np.array_equal(_first_equal(*args, *colliding, True), expected)

@@ -30,6 +30,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
@@ -313,47 +314,49 @@ def _first_equal(
     offsets, indptr, indices, data, stats, stat_bits, data_bits, with_features
 ):  # pragma: no cover - compiled
     """For every row, the first row of its sentence equal to it (itself when there is none): equal statistics
-    and, ``with_features``, equal features as dense rows (explicit zeros ignored; indices sorted and unique)."""
+    and, ``with_features``, equal features as dense rows (explicit zeros ignored; indices sorted and unique).
+
+    Rows are found by a 63-bit hash of their content in the project's key table
+    (:func:`hypertune.compiled.insert_key`), one sentence at a time; a hash shared by different rows (a
+    collision) moves on to the next key, so rows are always compared, never merged by hash alone."""
     rows = stats.shape[0]
     first = np.arange(rows)
-    hashes = np.empty(rows, dtype=np.uint64)
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
-    slots = 1
-    while slots < 2 * longest:
-        slots *= 2
-    table = np.full(slots, -1, dtype=np.int64)
-    mask = np.uint64(slots - 1)
+    bits = 4
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    keys = np.full(1 << bits, EMPTY_KEY, dtype=np.int64)
+    row_of = np.empty(1 << bits, dtype=np.int64)
+    used = np.empty(longest, dtype=np.int64)
+    mask, shift = (1 << bits) - 1, np.uint64(64 - bits)
     prime = np.uint64(1099511628211)
-    for r in range(rows):
-        h = np.uint64(14695981039346656037)
-        for j in range(stats.shape[1]):
-            h = (h ^ stat_bits[r, j]) * prime
-        if with_features:
-            for k in range(indptr[r], indptr[r + 1]):
-                if data[k] != 0.0:
-                    h = (h ^ np.uint64(indices[k])) * prime
-                    h = (h ^ data_bits[k]) * prime
-        hashes[r] = h
     for s in range(offsets.size - 1):
-        lo, hi = offsets[s], offsets[s + 1]
-        for r in range(lo, hi):
-            slot = np.int64(hashes[r] & mask)
-            while table[slot] >= 0:
-                q = table[slot]
-                if hashes[q] == hashes[r] and _rows_equal(q, r, indptr, indices, data, stats, with_features):
-                    first[r] = q
+        count = 0
+        for r in range(offsets[s], offsets[s + 1]):
+            h = np.uint64(14695981039346656037)
+            for j in range(stats.shape[1]):
+                h = (h ^ stat_bits[r, j]) * prime
+            if with_features:
+                for k in range(indptr[r], indptr[r + 1]):
+                    if data[k] != 0.0:
+                        h = (h ^ np.uint64(indices[k])) * prime
+                        h = (h ^ data_bits[k]) * prime
+            key = np.int64(h >> np.uint64(1))  # non-negative, as the table's keys are
+            while True:
+                slot = insert_key(keys, 0, mask, shift, key)
+                if slot < -1:  # a new key: the first row of its kind
+                    row_of[-slot - 2] = r
+                    used[count] = -slot - 2
+                    count += 1
                     break
-                slot = (slot + 1) & (slots - 1)
-            if first[r] == r:
-                table[slot] = r
-        for r in range(lo, hi):  # clear the table for the next sentence
-            if first[r] == r:
-                slot = np.int64(hashes[r] & mask)
-                while table[slot] >= 0:
-                    table[slot] = -1
-                    slot = (slot + 1) & (slots - 1)
+                if _rows_equal(row_of[slot], r, indptr, indices, data, stats, with_features):
+                    first[r] = row_of[slot]
+                    break
+                key = (key + 1) & np.int64(0x7FFFFFFFFFFFFFFF)  # a collision: the next key
+        for i in range(count):  # clear the table for the next sentence
+            keys[used[i]] = EMPTY_KEY
     return first
 
 
