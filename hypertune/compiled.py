@@ -252,14 +252,15 @@ def csc_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma:
 
 # ---------------------------------------------------------------------- the key table
 
-#: An empty slot of a key table (keys are non-negative).
-EMPTY_KEY = -1
+#: An empty slot of a key table: the one int64 that is never a key (keys are any other int64: n-gram
+#: codes, feature keys, rule ids of a file, which may be negative).
+EMPTY_KEY = np.iinfo(np.int64).min
 _GOLDEN = np.uint64(11400714819323198485)  # 2**64 / golden ratio: Fibonacci hashing
 
 
 @numba.njit(cache=True, inline="always")
 def key_slot(key: int, shift: np.uint64) -> int:  # pragma: no cover - compiled
-    """The home slot of a non-negative int64 ``key`` in a table of ``2**(64 - shift)`` slots."""
+    """The home slot of an int64 ``key`` in a table of ``2**(64 - shift)`` slots."""
     return np.int64((np.uint64(key) * _GOLDEN) >> shift)
 
 

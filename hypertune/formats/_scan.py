@@ -295,7 +295,7 @@ def located(data: bytes, offset: int, message: str, path: str) -> InputError:
 
 
 class KeyTable(NamedTuple):
-    """Ids for non-negative int64 keys in order of first appearance, on the project's key table
+    """Ids for int64 keys (any but ``EMPTY_KEY``, the smallest) in order of first appearance, on the project's key table
     (:func:`hypertune.compiled.insert_key`): ``slot_keys``/``slot_ids`` are the slots (``EMPTY_KEY``
     free) and their ids, ``keys[k]`` is the key of id ``k``, ``count[0]`` ids so far (at most
     ``keys.size``), ``shift[0]`` the slot hash's shift. Full, :func:`key_id` answers -1, as :func:`intern`

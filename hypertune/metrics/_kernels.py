@@ -55,7 +55,7 @@ class Hypotheses(NamedTuple):
 
 @nb.njit(cache=True)
 def build_tables(ref_tokens: np.ndarray, ref_offsets: np.ndarray, tables: ReferenceTables, max_order: int) -> None:
-    """Fill the per-sentence word and n-gram tables (arrays pre-filled with -1 / 0 by the caller).
+    """Fill the per-sentence word and n-gram tables (arrays pre-filled with ``EMPTY_KEY`` / 0 by the caller).
 
     ``gram_counts[slot]`` ends as the maximum count of that n-gram over the sentence's references
     (the clipping count of Papineni et al. 2002).

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from hypertune.compiled import EMPTY_KEY
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import _kernels
 from hypertune.metrics.base import Metric, Text, as_stats_array, check_same_length
@@ -128,9 +129,9 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
     gram_sizes, gram_bits = _table_sizes(grams_per_sentence)
     word_offsets = np.concatenate(([0], np.cumsum(word_sizes))).astype(np.int64)
     gram_offsets = np.concatenate(([0], np.cumsum(gram_sizes))).astype(np.int64)
-    word_keys = np.full(int(word_offsets[-1]), -1, dtype=np.int64)
+    word_keys = np.full(int(word_offsets[-1]), EMPTY_KEY, dtype=np.int64)
     word_values = np.zeros(int(word_offsets[-1]), dtype=np.int64)
-    gram_keys = np.full(int(gram_offsets[-1]), -1, dtype=np.int64)
+    gram_keys = np.full(int(gram_offsets[-1]), EMPTY_KEY, dtype=np.int64)
     gram_counts = np.zeros(int(gram_offsets[-1]), dtype=np.int32)
     bases = np.zeros(n_sent, dtype=np.int64)
     tables = _kernels.ReferenceTables(

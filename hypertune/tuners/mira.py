@@ -343,7 +343,7 @@ def _first_equal(
                     if data[k] != 0.0:
                         h = (h ^ np.uint64(indices[k])) * prime
                         h = (h ^ data_bits[k]) * prime
-            key = np.int64(h >> np.uint64(1))  # non-negative, as the table's keys are
+            key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
                 slot = insert_key(keys, 0, mask, shift, key)
                 if slot < -1:  # a new key: the first row of its kind
