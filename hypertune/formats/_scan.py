@@ -39,6 +39,7 @@ __all__ = [
     "TABLE_FULL",
     "intern",
     "find_id",
+    "first_occurrences",
     "is_separator",
     "is_string",
     "key_id",
@@ -277,6 +278,21 @@ def intern(table: StringTable, buf: np.ndarray, start: int, end: int) -> int:  #
     table.ends[k] = end
     table.count[0] = k + 1
     return k
+
+
+@_jit
+def first_occurrences(ids: np.ndarray, size: int) -> np.ndarray:  # pragma: no cover - compiled
+    """The distinct values of ``ids`` (each in ``0 .. size-1``, e.g. string-table ids) in order of first
+    occurrence: the order in which a reader interns words and feature names."""
+    seen = np.zeros(size, np.bool_)
+    order = np.empty(min(size, ids.size), np.int64)
+    count = 0
+    for k in ids:
+        if not seen[k]:
+            seen[k] = True
+            order[count] = k
+            count += 1
+    return order[:count]
 
 
 def token_bound(buf: np.ndarray) -> int:

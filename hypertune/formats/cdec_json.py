@@ -56,6 +56,7 @@ from hypertune.formats._scan import (
     TABLE_FULL,
     StringTable,
     find_id,
+    first_occurrences,
     intern,
     key_id,
     located,
@@ -1268,20 +1269,6 @@ def _scan_error(data: bytes, scratch: bytes, buf: np.ndarray, out: _Scanned, nam
     return located(data, start, f"graph {int(out.sizes[_GRAPHS])}: {messages[code]()}", path)
 
 
-@_jit
-def _first_order(ids, size):  # pragma: no cover - compiled
-    """The distinct values of ``ids`` (each in ``0 .. size-1``) in order of first occurrence."""
-    seen = np.zeros(size, np.bool_)
-    order = np.empty(min(size, ids.size), np.int64)
-    count = 0
-    for k in ids:
-        if not seen[k]:
-            seen[k] = True
-            order[count] = k
-            count += 1
-    return order[:count]
-
-
 def _string(data: bytes, scratch: bytes, table: StringTable, k: int) -> str:
     """String ``k`` of a table of the scan: in the file's bytes, or decoded into the scratch space."""
     start, end, n = int(table.starts[k]), int(table.ends[k]), len(data)
@@ -1321,14 +1308,14 @@ def _graphs(
             values[feature] = float(int(number)) if number.lstrip("-").isdigit() else float(number)
     tokens = out.target[: target_offsets[-1]]
     is_word = tokens >= 0
-    word_ids = _first_order(tokens[is_word], max(int(words.count[0]), 1))
+    word_ids = first_occurrences(tokens[is_word], max(int(words.count[0]), 1))
     column = np.zeros(max(int(words.count[0]), 1), dtype=np.int64)
     column[word_ids] = vocabulary.indices([_string(data, scratch, words, k) for k in word_ids.tolist()])
     target = np.where(is_word, column[np.where(is_word, tokens, 0)], tokens)
     initial_width = len(feature_space)
     name_ids = out.names[:num_features]
     name_column = np.zeros(max(int(names.count[0]), 1), dtype=np.int64)
-    ordered = _first_order(name_ids, max(int(names.count[0]), 1))
+    ordered = first_occurrences(name_ids, max(int(names.count[0]), 1))
     name_column[ordered] = feature_space.indices([_string(data, scratch, names, k) for k in ordered.tolist()])
     columns = name_column[name_ids]
     label_text = [_string(data, scratch, labels, k) for k in range(int(labels.count[0]))] + [""]  # -1: no label

@@ -86,18 +86,7 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
 def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
     """The whole text of ``path`` read once; unreadable or non-UTF-8 input is an :class:`InputError`
     naming the file (``what`` says which kind of file, e.g. "reference file")."""
-    name = os.fspath(path)
-    try:
-        with open_text(name) as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise InputError(f"no such {what}", name) from None
-    except IsADirectoryError:
-        raise InputError(f"is a directory, expected a {what}", name) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start}); expected a {what}", name) from None
-    except OSError as error:
-        raise InputError(f"cannot read the {what} ({error.strerror or error})", name) from None
+    return read_bytes(path, what).decode("utf-8")
 
 
 def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:

@@ -55,6 +55,7 @@ from hypertune.formats._scan import (
     MAX_DIGITS,
     TABLE_FULL,
     StringTable,
+    first_occurrences,
     intern,
     is_separator,
     is_string,
@@ -353,12 +354,6 @@ def _scan_error(data: bytes, out: _Scanned, path: str) -> InputError:
     return located(data, start, messages[code], path)
 
 
-def _first_order(ids: np.ndarray) -> np.ndarray:
-    """The distinct values of ``ids`` in order of first occurrence."""
-    distinct, first = np.unique(ids, return_index=True)
-    return distinct[np.argsort(first, kind="stable")]
-
-
 def _graph(
     data: bytes, out: _Scanned, table: StringTable, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary
 ) -> Hypergraph:
@@ -373,8 +368,9 @@ def _graph(
     tails = -tokens[is_tail] - 1
     tail_offsets = np.concatenate(([0], np.cumsum(np.bincount(tail_edge, minlength=num_edges), dtype=np.int64)))
     target_offsets = np.concatenate(([0], np.cumsum(target_lengths, dtype=np.int64)))
-    words = _first_order(tokens[~is_tail])
-    column = np.zeros(max(int(table.count[0]), 1), dtype=np.int64)
+    size = max(int(table.count[0]), 1)
+    words = first_occurrences(tokens[~is_tail], size)
+    column = np.zeros(size, dtype=np.int64)
     column[words] = vocabulary.indices([string_at(data, table, k) for k in words.tolist()])
     target = column[np.where(is_tail, 0, tokens)]
     target[is_tail] = -(np.cumsum(is_tail)[is_tail] - tail_offsets[tail_edge])
@@ -383,7 +379,7 @@ def _graph(
     kept = values != 0.0
     names = out.names[:num_features]
     feature_column = np.full(column.size, -1, dtype=np.int64)
-    for k in _first_order(names[kept]).tolist():
+    for k in first_occurrences(names[kept], size).tolist():
         feature_column[k] = feature_space.index(from_moses_hypergraph_name(string_at(data, table, k)))
     feature_edge = np.repeat(np.arange(num_edges, dtype=np.int64), out.feature_counts[:num_edges])
     indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num_edges), dtype=np.int64)))
