@@ -156,6 +156,7 @@ def test_crlf_and_compressed_files_read_alike(tmp_path):
         ("||| 2\n", "||| \n", "expected a source-covered count, got ''", 9),
         ("[2] [1] d", "[3] d", "vertex 3: unknown tail id [3]", 14),
         ("[2] [1] d", "[1234567890123456789012] d", "unknown tail id", 14),
+        ("[1] c", "[\u0661] c", "must use ASCII digits", 12),  # the old parser read it as tail 1
         ("4 6", "4 7", "announces 7 edges but the file has 6", 15),
         ("4 6", "5 6", "the file ends early", 16),
         ("4 6", "4 5", "vertex 3: 2 more edges exceed the 5 edges", 13),

@@ -371,7 +371,12 @@ def _graph(
     size = max(int(table.count[0]), 1)
     words = first_occurrences(tokens[~is_tail], size)
     column = np.zeros(size, dtype=np.int64)
-    column[words] = vocabulary.indices([string_at(data, table, k) for k in words.tolist()])
+    texts = [string_at(data, table, k) for k in words.tolist()]
+    for text in texts:  # [k] with digits other than ASCII ones: Python's isdigit() would have read a tail
+        if text[0] == "[" and text[-1] == "]" and text[1:-1].isdigit():
+            message = f"tail reference {text} must use ASCII digits"
+            raise located(data, data.find(text.encode("utf-8")), message, path)
+    column[words] = vocabulary.indices(texts)
     target = column[np.where(is_tail, 0, tokens)]
     target[is_tail] = -(np.cumsum(is_tail)[is_tail] - tail_offsets[tail_edge])
 
