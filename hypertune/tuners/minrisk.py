@@ -1,0 +1,629 @@
+"""Minimum-risk and expected-BLEU training on k-best lists, lattices and forests (Smith & Eisner 2006;
+Li & Eisner 2009; Rosti et al. 2010/2011).
+
+The model is the log-linear distribution ``p(d) ∝ exp(γ · w·h(d))`` over each sentence's search space: a
+k-best list's entries as given, or a lattice's or forest's derivations. The objectives
+(:mod:`hypertune.tuners.objectives`) are smooth functions of expected statistics:
+
+* ``xbleu`` -- corpus BLEU of the expected statistics. Exact on k-best lists; on lattices and forests the
+  expected n-gram counts come from the graph split by n-gram state
+  (:func:`~hypertune.algorithms.intersect.intersect_ngrams`), with clipping applied to expected counts
+  per reference n-gram (Rosti et al. 2011) and the reference length of the model-best derivation under
+  the initial weights (exact when every reference has the same length or ``--ref-length`` is
+  ``shortest``/``average``).
+* ``risk`` -- mean expected ``1 - BLEU+1``. Exact on k-best lists; a lattice or forest is first replaced by
+  the k-best list of its ``kbest`` best distinct derivations under the initial weights.
+* ``linear-bleu`` -- mean expected linear-BLEU gain with unclipped matches, exact on every search space.
+
+Entropy regularization (minimize ``L - T·H``), deterministic annealing of ``T`` with quenching of ``γ``
+(Smith & Eisner 2006, section 3.1), L2 and the optimizer (L-BFGS-B, bounds and fixed features as in
+MERT) are the same for all three. Every gradient is exact: ``γ Cov(Q, h)`` from
+:mod:`hypertune.algorithms.expectations`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from hypertune.algorithms.expectations import log_inside_outside, score_gradient
+from hypertune.algorithms.intersect import intersect_ngrams
+from hypertune.algorithms.kbest import LazyKBest
+from hypertune.compiled import viterbi_inside
+from hypertune.errors import InputError, UsageError, warn
+from hypertune.hypergraph import Hypergraph, PackedGraphs, from_kbest
+from hypertune.metrics import BleuMetric
+from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
+from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
+from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.corpus import TuningSet, model_best_rows
+from hypertune.tuners.objectives import (
+    OBJECTIVES,
+    ExpectedBleu,
+    ExpectedLinearBleu,
+    ExpectedRisk,
+    Objective,
+    sentence_losses,
+)
+from hypertune.weights import Weights
+
+
+@dataclass(frozen=True)
+class Annealing:
+    """Deterministic annealing (Smith & Eisner 2006, section 3.1): the entropy weight ``T`` starts at
+    ``start`` and is multiplied by ``factor`` after each L-BFGS run until it is below ``floor``, with ``γ``
+    fixed; then quenching: ``T = 0`` and ``γ`` doubled after each run up to ``quench_max``."""
+
+    start: float = 1000.0
+    factor: float = 0.5
+    floor: float = 0.001
+    quench_max: float = 64.0
+
+    def __post_init__(self) -> None:
+        if not (self.start > 0 and 0 < self.factor < 1 and 0 < self.floor <= self.start and self.quench_max > 0):
+            raise UsageError(
+                f"annealing needs START > 0, 0 < FACTOR < 1, 0 < FLOOR <= START and a positive quench maximum "
+                f"(got {self.start}:{self.factor}:{self.floor}, quench to {self.quench_max})"
+            )
+
+    @classmethod
+    def parse(cls, text: str, quench_max: float = 64.0) -> Annealing:
+        """``START:FACTOR:FLOOR`` as the command line gives it."""
+        parts = text.split(":")
+        try:
+            start, factor, floor = (float(x) for x in parts)
+        except ValueError:
+            raise UsageError(f"--anneal {text!r}: expected START:FACTOR:FLOOR, e.g. 1000:0.5:0.001") from None
+        return cls(start, factor, floor, quench_max)
+
+    def schedule(self, scale: float) -> list[tuple[float, float]]:
+        """The ``(T, γ)`` of every L-BFGS run: annealing, then quenching."""
+        steps, t = [], self.start
+        while t >= self.floor:
+            steps.append((t, scale))
+            t *= self.factor
+        gamma = scale
+        while gamma * 2 <= self.quench_max:
+            gamma *= 2
+            steps.append((0.0, gamma))
+        return steps
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An objective at some weights: the tuned objective's ``value`` in its own sign (risk, xbleu or
+    expected gain), the mean per-sentence ``entropy`` (nats), the gradient of ``value`` with respect to the
+    weights and to the scale γ (entropy and L2 not included), and the named figures."""
+
+    objective: str
+    value: float
+    entropy: float
+    gradient: dict[str, float]
+    scale_gradient: float
+    parts: dict[str, float]
+    sentences: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "objective": self.value,
+            **self.parts,
+            "entropy": self.entropy,
+            "gradient": self.gradient,
+            "scale_gradient": self.scale_gradient,
+            "sentences": self.sentences,
+        }
+
+
+@dataclass(frozen=True)
+class MinRiskIteration(Iteration):
+    """One L-BFGS iteration: the metric of the model-best translations, the minimized objective (``L - T·H
+    + L2``), the tuned objective in its own sign, ``T`` and ``γ``."""
+
+    objective: float = 0.0
+    value: float = 0.0
+    temperature: float = 0.0
+    scale: float = 1.0
+
+
+@dataclass
+class MinRiskResult(TuningResult):
+    """:class:`TuningResult` plus the objective before and after (in its own sign), the final scale γ and
+    the number of objective evaluations."""
+
+    objective: str = "xbleu"
+    objective_before: float = 0.0
+    objective_after: float = 0.0
+    scale: float = 1.0
+    evaluations: int = 0
+
+
+@dataclass
+class _Space:
+    """The packed search spaces of a tuning set, with one row of quantities per edge (see
+    :mod:`hypertune.tuners.objectives`) and the objective that reads their totals."""
+
+    packed: PackedGraphs
+    features: sp.csr_matrix
+    quantities: sp.csr_matrix
+    objective: Objective
+    sentences: int
+
+
+class MinRisk:
+    """Minimum risk / expected BLEU training (see the module docstring).
+
+    ``objective``: ``xbleu`` (default), ``risk`` or ``linear-bleu``. ``scale``: γ (default 1), fixed unless
+    ``optimize_scale``. ``entropy``: T of ``L - T·H`` (default 0); ``anneal``: an :class:`Annealing`
+    schedule instead (γ fixed while T falls, then quenched). ``l2``: λ of ``λ‖w‖²/2`` (the scale is not
+    regularized). ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
+    ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
+    initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
+    L-BFGS iterations per run. ``fixed``, ``bounds``: as MERT's. ``seed`` is recorded (nothing is random).
+    """
+
+    def __init__(
+        self,
+        *,
+        objective: str = "xbleu",
+        scale: float = 1.0,
+        optimize_scale: bool = False,
+        entropy: float = 0.0,
+        anneal: Annealing | None = None,
+        l2: float = 0.0,
+        smooth_bp: float = 0.0,
+        linear_p: float | None = None,
+        linear_r: float | None = None,
+        kbest: int = 100,
+        iterations: int = 100,
+        fixed: Iterable[str] = (),
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        seed: int = 0,
+        progress: Callable[[MinRiskIteration], None] | None = None,
+    ) -> None:
+        if objective not in OBJECTIVES:
+            raise UsageError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+        if not scale > 0:
+            raise UsageError(f"the scale γ must be positive, got {scale}")
+        if entropy < 0 or l2 < 0:
+            raise UsageError("the entropy weight T and the L2 weight must be >= 0")
+        if anneal is not None and (optimize_scale or entropy):
+            raise UsageError("annealing sets T and γ itself: give --anneal without --entropy and --optimize-scale")
+        if (linear_p is None) != (linear_r is None):
+            raise UsageError("give both --linear-p and --linear-r, or neither (both are then estimated)")
+        if kbest < 1 or iterations < 1:
+            raise UsageError("--kbest and --iterations must be at least 1")
+        self.objective = objective
+        self.scale = float(scale)
+        self.optimize_scale = optimize_scale
+        self.entropy = float(entropy)
+        self.anneal = anneal
+        self.l2 = float(l2)
+        self.smooth_bp = float(smooth_bp)
+        self.linear_p, self.linear_r = linear_p, linear_r
+        self.kbest = kbest
+        self.iterations = iterations
+        self.fixed = set(fixed)
+        self.bounds = dict(bounds or {})
+        self.seed = seed
+        self.progress = progress
+
+    def evaluate(self, tuning_set: TuningSet, weights: Weights) -> Evaluation:
+        """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
+        run = _Run(self, tuning_set, weights)
+        return run.evaluation(run.start, self.scale)
+
+    def fit(self, tuning_set: TuningSet, init: Weights) -> MinRiskResult:
+        return _Run(self, tuning_set, init).fit()
+
+
+class _Run:
+    """One fit or evaluation: the options, the prepared search spaces, the free weights."""
+
+    def __init__(self, options: MinRisk, tuning_set: TuningSet, init: Weights) -> None:
+        _check_metric(tuning_set)
+        self.options = options
+        self.tuning_set = tuning_set
+        self.names = tuning_set.feature_space.names
+        self.width = len(self.names)
+        self.start = init.vector(tuning_set.feature_space, self.width)
+        self.space = _prepare(tuning_set, options, self.start)
+        self.free = self._free_features()
+        self.evaluations = 0
+
+    def _free_features(self) -> np.ndarray:
+        unknown = (self.options.fixed | set(self.options.bounds)) - set(self.names)
+        if unknown:
+            raise UsageError(f"--fix/--bounds name features the inputs do not have: {', '.join(sorted(unknown))}")
+        used = np.zeros(self.width, dtype=bool)
+        used[np.unique(self.space.features.indices)] = True
+        fixed = np.array([name in self.options.fixed for name in self.names], dtype=bool)
+        return np.flatnonzero(used & ~fixed)
+
+    # ------------------------------------------------------------------ objective and gradient
+    def terms(self, w: np.ndarray, gamma: float, temperature: float) -> tuple[float, np.ndarray, float, dict]:
+        """``L - T·H + λ‖w‖²/2`` at ``(w, γ)``, its gradient in ``w`` and in ``γ``, and the figures
+        (``value``: the tuned objective in its own sign, ``entropy``, the objective's parts)."""
+        space = self.space
+        self.evaluations += 1
+        u = space.features @ w
+        io = log_inside_outside(space.packed, gamma * u)
+        result = space.objective.evaluate(space.quantities.T @ io.posteriors)
+        sentences = space.sentences
+        entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / sentences
+        quantity = space.quantities @ result.coefficients
+        if temperature:
+            quantity = quantity + (temperature / sentences) * io.scores
+        c = score_gradient(space.packed, io, quantity)
+        gradient = gamma * (space.features.T @ c) + self.options.l2 * w
+        value = result.value - temperature * entropy + 0.5 * self.options.l2 * float(w @ w)
+        figures = {"loss": result.value, "value": _own_sign(space.objective, result.value), "entropy": entropy}
+        return value, gradient, float(u @ c), figures
+
+    def evaluation(self, w: np.ndarray, gamma: float) -> Evaluation:
+        """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
+        space = self.space
+        u = space.features @ w
+        io = log_inside_outside(space.packed, gamma * u)
+        result = space.objective.evaluate(space.quantities.T @ io.posteriors)
+        sign = _own_sign(space.objective, 1.0)
+        c = sign * score_gradient(space.packed, io, space.quantities @ result.coefficients)
+        gradient = gamma * (space.features.T @ c)
+        entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / space.sentences
+        return Evaluation(
+            self.options.objective,
+            sign * result.value,
+            entropy,
+            {self.names[k]: float(gradient[k]) for k in np.union1d(self.free, np.flatnonzero(gradient))},
+            float(u @ c),
+            result.parts,
+            space.sentences,
+        )
+
+    # ------------------------------------------------------------------ training
+    def fit(self) -> MinRiskResult:
+        options = self.options
+        started = time.perf_counter()
+        before = self.metric_at(self.start)
+        value_before = self.evaluation(self.start, options.scale).value
+        history: list[Iteration] = []
+        w, gamma = self.start.copy(), options.scale
+        best = (math.inf, w.copy(), gamma)  # (unregularized L, w, γ)
+        steps = options.anneal.schedule(gamma) if options.anneal else [(options.entropy, gamma)]
+        for temperature, step_gamma in steps:
+            gamma = step_gamma if options.anneal else gamma
+            w, gamma = self._minimize(w, gamma, temperature, history, started)
+            loss = self.terms(w, gamma, 0.0)[3]["loss"]
+            if loss < best[0]:
+                best = (loss, w.copy(), gamma)
+        _, w, gamma = best
+        weights = Weights.from_vector(self.tuning_set.feature_space, w)
+        return MinRiskResult(
+            weights=weights,
+            bleu_before=before,
+            bleu_after=self.metric_at(w),
+            history=history,
+            seconds=time.perf_counter() - started,
+            seed=options.seed,
+            metric=metric_label(self.tuning_set.metric),
+            objective=options.objective,
+            objective_before=value_before,
+            objective_after=self.evaluation(w, gamma).value,
+            scale=gamma,
+            evaluations=self.evaluations,
+        )
+
+    def _minimize(
+        self, w: np.ndarray, gamma: float, temperature: float, history: list[Iteration], started: float
+    ) -> tuple[np.ndarray, float]:
+        """One L-BFGS-B run at entropy weight ``temperature`` from ``(w, γ)``; γ moves only with
+        ``optimize_scale``."""
+        free, optimize_scale = self.free, self.options.optimize_scale
+        x0 = np.concatenate((w[free], [gamma] if optimize_scale else []))
+
+        def unpack(x: np.ndarray) -> tuple[np.ndarray, float]:
+            full = w.copy()
+            full[free] = x[: free.size]
+            return full, float(x[-1]) if optimize_scale else gamma
+
+        def function(x: np.ndarray) -> tuple[float, np.ndarray]:
+            full, g = unpack(x)
+            value, gradient, scale_gradient, _ = self.terms(full, g, temperature)
+            return value, np.concatenate((gradient[free], [scale_gradient] if optimize_scale else []))
+
+        def record(x: np.ndarray) -> None:
+            full, g = unpack(x)
+            value, _, _, figures = self.terms(full, g, temperature)
+            entry = MinRiskIteration(
+                len(history) + 1,
+                self.metric_at(full),
+                time.perf_counter() - started,
+                value,
+                figures["value"],
+                temperature,
+                g,
+            )
+            history.append(entry)
+            if self.options.progress is not None:
+                self.options.progress(entry)
+
+        bounds = self._bounds() + ([(1e-6, None)] if optimize_scale else [])
+        found = scipy.optimize.minimize(
+            function,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            callback=record,
+            options={"maxiter": self.options.iterations},
+        )
+        return unpack(found.x)
+
+    def _bounds(self) -> list[tuple[float | None, float | None]]:
+        out: list[tuple[float | None, float | None]] = []
+        for k in self.free:
+            low, high = self.options.bounds.get(self.names[k], (-math.inf, math.inf))
+            if low > high:
+                raise UsageError(f"bounds of {self.names[k]}: {low} > {high}")
+            out.append((None if low == -math.inf else low, None if high == math.inf else high))
+        return out
+
+    def metric_at(self, w: np.ndarray) -> float:
+        """The tuning metric of the model-best translations under ``w``."""
+        return float(self.tuning_set.score(model_best_stats(self.tuning_set, w).sum(axis=0)))
+
+
+def _own_sign(objective: Objective, value: float) -> float:
+    """The minimized value of an objective in the objective's own sign (xbleu and gain are maximized)."""
+    return -value if isinstance(objective, ExpectedBleu | ExpectedLinearBleu) else value
+
+
+def _check_metric(tuning_set: TuningSet) -> None:
+    metric = tuning_set.metric
+    if tuning_set.precomputed:
+        if tuning_set.stats_size % 2 != 1:
+            raise InputError("minimum-risk training needs BLEU statistics (m1 c1 ... mN cN reflen)")
+        return
+    if not isinstance(metric, BleuMetric):
+        raise UsageError(f"minimum-risk training is defined on BLEU statistics; --metric {metric_label(metric)} "
+                         "is not BLEU")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- preparing the search spaces
+def model_best_stats(tuning_set: TuningSet, w: np.ndarray) -> np.ndarray:
+    """The metric statistics of every sentence's model-best translation under ``w`` (one row per sentence;
+    the first hypothesis of a k-best list on ties, as MERT and MIRA break them)."""
+    rows = []
+    yields, pending = [], []
+    for s, hg in enumerate(tuning_set.graphs):
+        scores = hg.feature_matrix(w.size) @ w
+        if hg.is_kbest:
+            best = model_best_rows(scores[1:], np.array([0, hg.num_edges - 1], dtype=np.int64))[0]
+            rows.append(tuning_set.edge_stats(s)[best + 1])
+            continue
+        _, best_edge = viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, np.ascontiguousarray(scores))
+        yields.append(np.asarray(hg.derivation_yield(hg.derivation_from_backpointers(best_edge)), dtype=np.int64))
+        pending.append(s)
+        rows.append(None)
+    if pending:
+        offsets = np.concatenate(([0], np.cumsum([y.size for y in yields])))
+        found = tuning_set.batch_stats(np.concatenate(yields), offsets, np.asarray(pending, dtype=np.int64))
+        for s, row in zip(pending, found, strict=True):
+            rows[s] = row
+    return np.vstack(rows)
+
+
+def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray) -> _Space:
+    """Pack the search spaces the objective runs on and their per-edge quantities."""
+    order = _max_order(tuning_set)
+    graphs = list(tuning_set.graphs)
+    if options.objective == "risk":
+        graphs = [
+            hg if hg.is_kbest else _kbest_list(tuning_set, s, start, options.kbest) for s, hg in enumerate(graphs)
+        ]
+        packed = PackedGraphs.pack(graphs)
+        stats = np.vstack([_list_stats(tuning_set, s, hg) for s, hg in enumerate(graphs)])
+        losses = sentence_losses(stats, order)
+        losses[_axioms(packed)] = 0.0
+        return _space(packed, losses[:, None], ExpectedRisk(len(graphs)))
+    if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():
+        raise UsageError(f"{options.objective} on lattices and forests counts n-grams of word ids: use --tokenize "
+                         "none without --lowercase")  # fmt: skip
+    if options.objective == "linear-bleu":
+        return _linear_bleu_space(tuning_set, options, start, order)
+    return _xbleu_space(tuning_set, options, start, order)
+
+
+def _space(packed: PackedGraphs, quantities: np.ndarray | sp.spmatrix, objective: Objective) -> _Space:
+    return _Space(packed, packed.features.tocsr(), sp.csr_matrix(quantities), objective, len(packed))
+
+
+def _max_order(tuning_set: TuningSet) -> int:
+    if tuning_set.precomputed:
+        return (tuning_set.stats_size - 1) // 2
+    return int(tuning_set.metric.max_order)  # type: ignore[attr-defined]
+
+
+def _axioms(packed: PackedGraphs) -> np.ndarray:
+    """The edges without tails (a k-best list's start axiom): no hypothesis, no loss."""
+    return np.flatnonzero(np.diff(packed.tail_offsets) == 0)
+
+
+def _list_stats(tuning_set: TuningSet, sentence: int, hg: Hypergraph) -> np.ndarray:
+    """The statistics of every edge of a k-best list (the original, or one extracted from a graph)."""
+    if hg is tuning_set.graphs[sentence]:
+        return tuning_set.edge_stats(sentence)
+    tokens = hg.target[hg.target_offsets[1] :]
+    lengths = np.diff(hg.target_offsets)[1:]
+    words = tokens >= 0
+    counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    rows = tuning_set.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
+    return np.vstack([np.zeros((1, rows.shape[1])), rows])
+
+
+def _kbest_list(tuning_set: TuningSet, sentence: int, start: np.ndarray, k: int) -> Hypergraph:
+    """The k best distinct derivations of a lattice or forest under the start weights, as a k-best list."""
+    hg = tuning_set.graphs[sentence]
+    search = LazyKBest(hg, hg.feature_matrix(start.size) @ start, unique=True)
+    found = [(hg.vocabulary.words(hg.derivation_yield(d)), hg.derivation_features(d)) for _, d in search.best(k)]
+    names = hg.feature_space.names
+    hypotheses = [(words, {names[i]: float(v[i]) for i in np.flatnonzero(v)}) for words, v in found]
+    return from_kbest(hypotheses, hg.feature_space, hg.vocabulary, sentence_id=hg.sentence_id)
+
+
+def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
+    """Every k-best edge's BLEU statistics with unclipped matches (Tromble et al.'s linear BLEU counts an
+    n-gram when it occurs in any reference), from the words; precomputed statistics are clipped already."""
+    if tuning_set.precomputed:
+        warn("linear-bleu on SCORESTAT statistics uses their clipped matches (the words are not in the file)")
+        return [tuning_set.edge_stats(s) for s in range(len(tuning_set))]
+    metric = tuning_set.metric
+    unclipped = BleuMetric(
+        max_order=metric.max_order,
+        ref_length=metric.ref_length,
+        tokenize=metric.tokenizer.name,
+        lowercase=metric.tokenizer.lowercase,
+        clip=False,
+    )
+    other = TuningSet(tuning_set.graphs, tuning_set.references, unclipped, tuning_set.sentence_ids)
+    return [other.edge_stats(s) if hg.is_kbest else None for s, hg in enumerate(tuning_set.graphs)]
+
+
+def _linear_bleu_space(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, order: int) -> _Space:
+    if options.linear_p is None:
+        p, r = estimate_precisions(model_best_stats(tuning_set, start), order)
+    else:
+        p, r = float(options.linear_p), float(options.linear_r)
+    theta = LinearBleu(p, r, bleu=BleuMetric(max_order=order)).theta
+    stats = _unclipped_stats(tuning_set)
+    graphs, gains = [], []
+    for s, hg in enumerate(tuning_set.graphs):
+        if hg.is_kbest:
+            gain = theta[0] * stats[s][:, 1] + stats[s][:, 0 : 2 * order : 2] @ theta[1:]
+            gain[0] = 0.0
+            graphs.append(hg)
+        else:
+            split = _NgramEdges.of(tuning_set, s, order)
+            gain = split.counts[:, 0] * theta[0] + split.unclipped_matches() @ theta[1:]
+            graphs.append(split.graph)
+        gains.append(gain)
+    return _space(PackedGraphs.pack(graphs), np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
+
+
+def _xbleu_space(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, order: int) -> _Space:
+    """Columns: the BLEU statistics (exact per hypothesis on k-best lists; n-gram counts and the reference
+    length on split forests), then one column per reference n-gram of every forest sentence (clipped
+    expected counts, see :class:`~hypertune.tuners.objectives.ExpectedBleu`)."""
+    best = None
+    graphs, stats, type_rows, type_columns, clip_orders, clip_limits = [], [], [], [], [], []
+    edges = types = 0
+    for s, hg in enumerate(tuning_set.graphs):
+        if hg.is_kbest:
+            block = tuning_set.edge_stats(s)
+            graphs.append(hg)
+        else:
+            best = model_best_stats(tuning_set, start) if best is None else best
+            split = _NgramEdges.of(tuning_set, s, order)
+            block = np.zeros((split.graph.num_edges, 2 * order + 1))
+            block[:, 1 : 2 * order : 2] = split.counts
+            block[split.goal_edges(), 2 * order] = best[s, 2 * order]
+            graphs.append(split.graph)
+            type_rows.append(edges + split.gram_edge)
+            type_columns.append(types + split.gram_type)
+            clip_orders.append(split.ref_orders)
+            clip_limits.append(split.ref_limits)
+            types += split.ref_orders.size
+        stats.append(sp.csr_matrix(block))
+        edges += block.shape[0]
+    rows = np.concatenate(type_rows) if type_rows else np.zeros(0, dtype=np.int64)
+    columns = np.concatenate(type_columns) if type_columns else np.zeros(0, dtype=np.int64)
+    counts = sp.csr_matrix((np.ones(rows.size), (rows, columns)), shape=(edges, types))
+    objective = ExpectedBleu(
+        order,
+        options.smooth_bp,
+        np.concatenate(clip_orders) if clip_orders else None,
+        np.concatenate(clip_limits) if clip_limits else None,
+    )
+    return _space(PackedGraphs.pack(graphs), sp.hstack([sp.vstack(stats), counts], format="csr"), objective)
+
+
+@dataclass
+class _NgramEdges:
+    """A lattice or forest split by n-gram state, with what each split edge adds to BLEU's statistics:
+    ``counts`` (edges, N), the n-grams of each order it creates, and ``gram_edge``/``gram_type`` for every
+    created n-gram that occurs in a reference (``gram_type`` indexes this sentence's distinct reference
+    n-grams, whose orders and largest counts in one reference are ``ref_orders``, ``ref_limits``)."""
+
+    graph: Hypergraph
+    order: int
+    counts: np.ndarray
+    gram_edge: np.ndarray
+    gram_type: np.ndarray
+    ref_orders: np.ndarray
+    ref_limits: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @classmethod
+    def of(cls, tuning_set: TuningSet, sentence: int, order: int) -> _NgramEdges:
+        hg = tuning_set.graphs[sentence]
+        vocabulary = hg.vocabulary
+        skip = [i for i in (vocabulary.get(SENTENCE_START), vocabulary.get(SENTENCE_END)) if i is not None]
+        split = intersect_ngrams(hg, order, skip)
+        edges = split.graph.num_edges
+        edge_of_gram = np.repeat(np.arange(edges), np.diff(split.gram_offsets))
+        counts = np.zeros((edges, order))
+        np.add.at(counts, (edge_of_gram, split.gram_orders - 1), 1.0)
+        ref_rows, ref_limits = _reference_ngrams(tuning_set, sentence, order)
+        types = _find_rows(split.grams, ref_rows)
+        hit = types >= 0
+        ref_orders = (ref_rows >= 0).sum(axis=1) if ref_rows.size else np.zeros(0, dtype=np.int64)
+        return cls(split.graph, order, counts, edge_of_gram[hit], types[hit], ref_orders, ref_limits)
+
+    def unclipped_matches(self) -> np.ndarray:
+        """(edges, N): the created n-grams of each order that occur in some reference."""
+        out = np.zeros((self.graph.num_edges, self.order))
+        np.add.at(out, (self.gram_edge, self.ref_orders[self.gram_type] - 1), 1.0)
+        return out
+
+    def goal_edges(self) -> np.ndarray:
+        """The goal's in-edges: every derivation uses exactly one, so a per-sentence constant sits there."""
+        graph = self.graph
+        return np.arange(graph.node_offsets[graph.goal], graph.node_offsets[graph.goal + 1])
+
+
+def _reference_ngrams(tuning_set: TuningSet, sentence: int, order: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct n-grams (orders 1..N) of a sentence's references as rows of word ids padded with -1,
+    and each one's largest count in a single reference (BLEU's clipping limit)."""
+    limits: dict[tuple[int, ...], int] = {}
+    metric = tuning_set.metric
+    for reference in tuning_set.references[sentence]:
+        ids = [int(i) for i in metric.ids(reference)]  # type: ignore[attr-defined]
+        counts: dict[tuple[int, ...], int] = {}
+        for n in range(1, order + 1):
+            for i in range(len(ids) - n + 1):
+                gram = tuple(ids[i : i + n])
+                counts[gram] = counts.get(gram, 0) + 1
+        for gram, count in counts.items():
+            limits[gram] = max(limits.get(gram, 0), count)
+    rows = np.full((len(limits), order), -1, dtype=np.int64)
+    for k, gram in enumerate(limits):
+        rows[k, : len(gram)] = gram
+    return rows, np.fromiter(limits.values(), dtype=np.float64, count=len(limits))
+
+
+def _find_rows(rows: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """For every row of ``rows``, the index of the equal row of ``table`` (distinct rows), or -1."""
+    if not rows.shape[0] or not table.shape[0]:
+        return np.full(rows.shape[0], -1, dtype=np.int64)
+    width = rows.shape[1]
+    joined = np.ascontiguousarray(np.vstack([table, rows]))
+    keys = joined.view(np.dtype((np.void, joined.dtype.itemsize * width))).ravel()
+    _, inverse = np.unique(keys, return_inverse=True)
+    position = np.full(inverse.max() + 1, -1, dtype=np.int64)
+    position[inverse[: table.shape[0]]] = np.arange(table.shape[0])
+    return position[inverse[table.shape[0] :]]
