@@ -36,6 +36,7 @@ COMMANDS = {
     "linesearch": "one exact line search along a direction (envelopes, segments, best step)",
     "mira": "tune weights with batch MIRA (hope/fear; Moses kbmira)",
     "hope_fear": "hope, fear and model-best translations (for MIRA)",
+    "minrisk": "minimum risk / expected BLEU training (L-BFGS over k-best lists, lattices, forests)",
     "generate": "write seeded synthetic forests, lattices or k-best lists",
     "bench": "time the engine and metrics on this machine",
 }

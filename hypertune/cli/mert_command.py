@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 from hypertune.cli import COMMANDS
@@ -12,8 +11,11 @@ from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
     add_metric_options,
+    add_weight_constraint_options,
     load_tuning_set,
     load_weights,
+    names_option,
+    parse_bounds,
     report_tuning,
 )
 from hypertune.errors import UsageError
@@ -60,26 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--random-directions", type=int, default=0, metavar="K", help="random directions per round (Cer et al. 2008)"
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument(
-        "--fix",
-        action="append",
-        default=[],
-        metavar="NAMES",
-        help="features kept at their start values (comma-separated, repeatable)",
-    )
+    add_weight_constraint_options(parser)
     parser.add_argument(
         "--optimize",
         action="append",
         default=[],
         metavar="NAMES",
         help="optimize only these features (comma-separated, repeatable)",
-    )
-    parser.add_argument(
-        "--bounds",
-        action="append",
-        default=[],
-        metavar="NAME=LOW:HIGH",
-        help="bounds of a feature's weight, e.g. WordPenalty=-1:1 (repeatable)",
     )
     parser.add_argument("--positive", action="store_true", help="keep optimized weights >= 0")
     parser.add_argument(
@@ -117,24 +106,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run, outputs=("out", "envelope_nbest"))
 
 
-def _names(values: list[str]) -> list[str]:
-    return [name for value in values for name in value.split(",") if name]
-
-
-def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
-    bounds = {}
-    for value in values:
-        name, _, span = value.partition("=")
-        low, _, high = span.partition(":")
-        try:
-            bounds[name] = (float(low) if low else -math.inf, float(high) if high else math.inf)
-        except ValueError:
-            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH") from None
-        if not name:
-            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH")
-    return bounds
-
-
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
     """The envelope derivations as a Moses n-best list, with the tuning set's sentence ids."""
     lists = [
@@ -165,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
         restarts=args.restarts,
         random_directions=args.random_directions,
         seed=args.seed,
-        fixed=_names(args.fix),
-        features=_names(args.optimize) or None,
+        fixed=names_option(args.fix),
+        features=names_option(args.optimize) or None,
         bounds=parse_bounds(args.bounds),
         positive=args.positive,
         restart_box=box,

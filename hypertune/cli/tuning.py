@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 from hypertune.cli.common import emit, percent, write_or_print
@@ -89,6 +90,44 @@ def add_envelope_options(parser: argparse.ArgumentParser) -> None:
         "inside pass in the envelope semiring (the same envelopes)",
     )
     parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
+
+
+def add_weight_constraint_options(parser: argparse.ArgumentParser) -> None:
+    """``--fix`` and ``--bounds``, as MERT and minimum-risk training take them."""
+    parser.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="features kept at their start values (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        help="bounds of a feature's weight, e.g. WordPenalty=-1:1 (repeatable)",
+    )
+
+
+def names_option(values: list[str]) -> list[str]:
+    """Feature names of a repeatable comma-separated option (``--fix a,b --fix c``)."""
+    return [name for value in values for name in value.split(",") if name]
+
+
+def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
+    """``NAME=LOW:HIGH`` values (either side may be empty: unbounded)."""
+    bounds = {}
+    for value in values:
+        name, _, span = value.partition("=")
+        low, _, high = span.partition(":")
+        try:
+            bounds[name] = (float(low) if low else -math.inf, float(high) if high else math.inf)
+        except ValueError:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH") from None
+        if not name:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH")
+    return bounds
 
 
 def add_metric_options(parser: argparse.ArgumentParser) -> None:

@@ -8,16 +8,19 @@ constructor, ``fit(tuning_set, init)`` returning a :class:`~hypertune.tuners.bas
 from hypertune.tuners.base import Iteration, Tuner, TuningResult
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import Mert, MertResult
+from hypertune.tuners.minrisk import MinRisk, MinRiskResult
 from hypertune.tuners.mira import Mira, MiraResult, batch_mira
 
 #: The tuners by the name the command line and the docs use.
-TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira}
+TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira, "minrisk": MinRisk}
 
 __all__ = [
     "TUNERS",
     "Iteration",
     "Mert",
     "MertResult",
+    "MinRisk",
+    "MinRiskResult",
     "Mira",
     "MiraResult",
     "Tuner",

@@ -12,7 +12,7 @@ k-best list's entries as given, or a lattice's or forest's derivations. The obje
   the initial weights (exact when every reference has the same length or ``--ref-length`` is
   ``shortest``/``average``).
 * ``risk`` -- mean expected ``1 - BLEU+1``. Exact on k-best lists; a lattice or forest is first replaced by
-  the k-best list of its ``kbest`` best distinct derivations under the initial weights.
+  the k-best list of its ``kbest`` best derivations under the initial weights.
 * ``linear-bleu`` -- mean expected linear-BLEU gain with unclipped matches, exact on every search space.
 
 Entropy regularization (minimize ``L - T·H``), deterministic annealing of ``T`` with quenching of ``γ``
@@ -468,9 +468,10 @@ def _list_stats(tuning_set: TuningSet, sentence: int, hg: Hypergraph) -> np.ndar
 
 
 def _kbest_list(tuning_set: TuningSet, sentence: int, start: np.ndarray, k: int) -> Hypergraph:
-    """The k best distinct derivations of a lattice or forest under the start weights, as a k-best list."""
+    """The k best derivations of a lattice or forest under the start weights, as a k-best list (derivations,
+    not distinct strings: with every derivation the list is the forest's distribution exactly)."""
     hg = tuning_set.graphs[sentence]
-    search = LazyKBest(hg, hg.feature_matrix(start.size) @ start, unique=True)
+    search = LazyKBest(hg, hg.feature_matrix(start.size) @ start)
     found = [(hg.vocabulary.words(hg.derivation_yield(d)), hg.derivation_features(d)) for _, d in search.best(k)]
     names = hg.feature_space.names
     hypotheses = [(words, {names[i]: float(v[i]) for i in np.flatnonzero(v)}) for words, v in found]

@@ -1,0 +1,130 @@
+"""``hypertune minrisk``: minimum-risk / expected-BLEU training on n-best lists, lattices and forests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hypertune.cli import COMMANDS
+
+EXAMPLE = """examples:
+  hypertune minrisk nbest.gz --refs ref.0 ref.1 --init init.weights --out tuned.weights
+  hypertune minrisk FEATSTAT.txt SCORESTAT.txt --init INIT --objective risk --l2 0.01 --json
+  hypertune minrisk forests/ --refs ref. --init w --objective linear-bleu --anneal 1000:0.5:0.001
+  hypertune minrisk forests/ --refs ref. --init w --objective xbleu --evaluate --json
+
+Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
+  xbleu        corpus BLEU of expected statistics (default). Exact on k-best lists; on lattices and
+               forests from expected n-gram counts of the graph split by n-gram state, clipped per
+               reference n-gram (an approximation, documented).
+  risk         mean expected 1 - BLEU+1. Exact on k-best lists; a lattice or forest is replaced by the
+               k-best list of its --kbest best derivations under the initial weights.
+  linear-bleu  mean expected linear-BLEU gain (Tromble et al. 2008, unclipped matches): exact everywhere.
+"""
+
+
+def register(subparsers: Any) -> None:
+    from hypertune.cli.common import add_output_options
+    from hypertune.cli.tuning import add_input_options, add_metric_options, add_weight_constraint_options
+    from hypertune.formats.weights import WEIGHTS_FORMATS
+    from hypertune.tuners.objectives import OBJECTIVES
+
+    parser = subparsers.add_parser(
+        "minrisk",
+        help=COMMANDS["minrisk"],
+        description="Minimize expected loss or maximize expected BLEU over k-best lists, lattices and forests "
+        "with L-BFGS (Smith & Eisner 2006; Li & Eisner 2009; Rosti et al. 2010/2011). Prints the "
+        "metric of the model-best translations before and after and writes the weights.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
+    add_metric_options(parser)
+    parser.add_argument("--objective", choices=OBJECTIVES, default="xbleu", help="default: xbleu")
+    parser.add_argument("--scale", type=float, default=1.0, metavar="G", help="γ of p ∝ exp(γ·w·h) (default 1)")
+    parser.add_argument("--optimize-scale", action="store_true", help="optimize γ jointly with the weights")
+    parser.add_argument("--entropy", type=float, default=0.0, metavar="T", help="minimize L - T·H (default 0)")
+    parser.add_argument(
+        "--anneal",
+        metavar="START:FACTOR:FLOOR",
+        help="deterministic annealing of T (e.g. 1000:0.5:0.001), then quenching of γ (Smith & Eisner 2006)",
+    )
+    parser.add_argument(
+        "--quench-max", type=float, default=64.0, metavar="G", help="quenching doubles γ up to G (default 64)"
+    )
+    parser.add_argument("--l2", type=float, default=0.0, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default 0)")
+    parser.add_argument(
+        "--smooth-bp",
+        type=float,
+        default=0.0,
+        metavar="TAU",
+        help="xbleu: smooth brevity penalty -τ·log(1 + exp(-x/τ)) instead of min(0, x) (default 0: hard)",
+    )
+    parser.add_argument("--linear-p", type=float, metavar="P", help="linear-bleu: unigram precision p")
+    parser.add_argument("--linear-r", type=float, metavar="R", help="linear-bleu: precision ratio r")
+    parser.add_argument(
+        "--kbest", type=int, default=100, metavar="K", help="risk on lattices/forests: derivations per graph"
+    )
+    parser.add_argument("--iterations", type=int, default=100, metavar="N", help="L-BFGS iterations per run")
+    parser.add_argument("--seed", type=int, default=0, help="recorded with the result (nothing is random)")
+    add_weight_constraint_options(parser)
+    parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
+    parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
+    parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_output_options(parser)
+    parser.set_defaults(run=run, outputs=("out",))
+
+
+def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.common import emit, show_progress
+    from hypertune.cli.tuning import load_tuning_set, load_weights, names_option, parse_bounds, report_tuning
+    from hypertune.errors import UsageError
+    from hypertune.tuners.minrisk import Annealing, MinRisk
+
+    if args.evaluate and args.out:
+        raise UsageError("--evaluate trains nothing: it writes no weights (drop --out)")
+    tuning_set = load_tuning_set(args)
+    init, _ = load_weights(args.init, tuning_set, args)
+
+    def report(entry: Any) -> None:
+        sys.stderr.write(
+            f"\r\x1b[Kminrisk: iteration {entry.iteration}: objective {entry.objective:.6g}, "
+            f"{args.objective} {entry.value:.6g}, BLEU {100 * entry.bleu:.2f} (T {entry.temperature:g}, "
+            f"γ {entry.scale:g})"
+        )
+        sys.stderr.flush()
+
+    tuner = MinRisk(
+        objective=args.objective,
+        scale=args.scale,
+        optimize_scale=args.optimize_scale,
+        entropy=args.entropy,
+        anneal=Annealing.parse(args.anneal, args.quench_max) if args.anneal else None,
+        l2=args.l2,
+        smooth_bp=args.smooth_bp,
+        linear_p=args.linear_p,
+        linear_r=args.linear_r,
+        kbest=args.kbest,
+        iterations=args.iterations,
+        fixed=names_option(args.fix),
+        bounds=parse_bounds(args.bounds),
+        seed=args.seed,
+        progress=report if show_progress(args) and not args.evaluate else None,
+    )
+    if args.evaluate:
+        found = tuner.evaluate(tuning_set, init)
+        lines = [f"{found.objective} {found.value:.10g}, entropy {found.entropy:.6g} nats per sentence "
+                 f"({found.sentences} sentences)", f"d/dγ {found.scale_gradient:.6g}"]  # fmt: skip
+        lines += [f"d/d{name} {value:.6g}" for name, value in found.gradient.items()]
+        emit(args, "\n".join(lines), found.to_json())
+        return 0
+    result = tuner.fit(tuning_set, init)
+    if show_progress(args):
+        sys.stderr.write("\n")
+    details = (
+        f"{args.objective} {result.objective_before:.6g} -> {result.objective_after:.6g}, "
+        f"{len(result.history)} L-BFGS iterations"
+    )
+    return report_tuning(args, tuning_set, result, details)
