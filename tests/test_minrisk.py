@@ -183,25 +183,24 @@ def test_kbest_objectives_and_gradients(objective, gamma):
 )
 def test_training_gradient_with_entropy_and_l2_matches_finite_differences(objective, gamma, temperature, seed):
     """The function L-BFGS minimizes, L - T·H + λ‖w‖²/2, against central differences at random weights."""
-    from hypertune.tuners.minrisk import _Run
-
     tuning_set = fixture_set()
     rng = np.random.default_rng(seed)
     names = tuning_set.feature_space.names
     weights = Weights(dict(zip(names, rng.normal(scale=0.5, size=len(names)), strict=True)))
-    options = MinRisk(objective=objective, l2=0.1, linear_p=0.4, linear_r=0.6)
-    run = _Run(options, tuning_set, weights)
-    value, gradient, scale_gradient, _ = run.terms(run.start, gamma, temperature)
+    problem = MinRisk(objective=objective, l2=0.1, linear_p=0.4, linear_r=0.6).problem(tuning_set, weights)
+
+    def value(w, g):
+        return problem.value_and_gradient(w, g, temperature)[0]
+
+    w = problem.start
+    _, gradient, scale_gradient, _ = problem.value_and_gradient(w, gamma, temperature)
     h = 1e-6
     for k in range(len(names)):
-        up, down = run.start.copy(), run.start.copy()
+        up, down = w.copy(), w.copy()
         up[k] += h
         down[k] -= h
-        numeric = (run.terms(up, gamma, temperature)[0] - run.terms(down, gamma, temperature)[0]) / (2 * h)
-        assert gradient[k] == pytest.approx(numeric, rel=1e-4, abs=1e-6)
-    numeric = (run.terms(run.start, gamma + h, temperature)[0] - run.terms(run.start, gamma - h, temperature)[0]) / (
-        2 * h
-    )
+        assert gradient[k] == pytest.approx((value(up, gamma) - value(down, gamma)) / (2 * h), rel=1e-4, abs=1e-6)
+    numeric = (value(w, gamma + h) - value(w, gamma - h)) / (2 * h)
     assert scale_gradient == pytest.approx(numeric, rel=1e-4, abs=1e-6)
 
 

@@ -44,11 +44,18 @@ def mira_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[
     return benchmark_mira(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira")
+def minrisk_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.minrisk import benchmark_minrisk
+
+    return benchmark_minrisk(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk")
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
     "mira": mira_figures,
+    "minrisk": minrisk_figures,
 }
 
 

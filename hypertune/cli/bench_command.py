@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--shared",
         default=os.path.join("..", "shared"),
         metavar="DIR",
-        help="the shared reference folder (data/ and tools/) for the formats, mert and mira suites (default ../shared)",
+        help="the shared reference folder (data/ and tools/) of the suites that need it (default ../shared)",
     )
     parser.add_argument(
         "--workdir",

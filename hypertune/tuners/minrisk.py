@@ -164,7 +164,7 @@ class MinRisk:
     regularized). ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
     ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
     initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
-    L-BFGS iterations per run. ``fixed``, ``bounds``: as MERT's. ``seed`` is recorded (nothing is random).
+    L-BFGS iterations per problem. ``fixed``, ``bounds``: as MERT's. ``seed`` is recorded (nothing is random).
     """
 
     def __init__(
@@ -215,15 +215,21 @@ class MinRisk:
 
     def evaluate(self, tuning_set: TuningSet, weights: Weights) -> Evaluation:
         """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
-        run = _Run(self, tuning_set, weights)
-        return run.evaluation(run.start, self.scale)
+        problem = RiskProblem(self, tuning_set, weights)
+        return problem.evaluation(problem.start, self.scale)
 
     def fit(self, tuning_set: TuningSet, init: Weights) -> MinRiskResult:
-        return _Run(self, tuning_set, init).fit()
+        return RiskProblem(self, tuning_set, init).fit()
+
+    def problem(self, tuning_set: TuningSet, init: Weights) -> RiskProblem:
+        """The prepared objective (search spaces split or extracted once), for calling
+        :meth:`RiskProblem.value_and_gradient` directly: benchmarks, custom optimizers."""
+        return RiskProblem(self, tuning_set, init)
 
 
-class _Run:
-    """One fit or evaluation: the options, the prepared search spaces, the free weights."""
+class RiskProblem:
+    """One fit or evaluation: the options, the search spaces prepared once (k-best extraction or n-gram
+    split, per-edge quantities), the free weights, and the objective as a function of ``(w, γ, T)``."""
 
     def __init__(self, options: MinRisk, tuning_set: TuningSet, init: Weights) -> None:
         _check_metric(tuning_set)
@@ -246,9 +252,12 @@ class _Run:
         return np.flatnonzero(used & ~fixed)
 
     # ------------------------------------------------------------------ objective and gradient
-    def terms(self, w: np.ndarray, gamma: float, temperature: float) -> tuple[float, np.ndarray, float, dict]:
-        """``L - T·H + λ‖w‖²/2`` at ``(w, γ)``, its gradient in ``w`` and in ``γ``, and the figures
-        (``value``: the tuned objective in its own sign, ``entropy``, the objective's parts)."""
+    def value_and_gradient(
+        self, w: np.ndarray, gamma: float, temperature: float = 0.0
+    ) -> tuple[float, np.ndarray, float, dict[str, float]]:
+        """``L - T·H + λ‖w‖²/2`` at ``(w, γ)`` (``w`` over the whole feature space), its gradient in ``w``
+        and in ``γ``, and the figures (``loss``: L; ``value``: the tuned objective in its own sign;
+        ``entropy``)."""
         space = self.space
         self.evaluations += 1
         u = space.features @ w
@@ -298,7 +307,7 @@ class _Run:
         for temperature, step_gamma in steps:
             gamma = step_gamma if options.anneal else gamma
             w, gamma = self._minimize(w, gamma, temperature, history, started)
-            loss = self.terms(w, gamma, 0.0)[3]["loss"]
+            loss = self.value_and_gradient(w, gamma, 0.0)[3]["loss"]
             if loss < best[0]:
                 best = (loss, w.copy(), gamma)
         _, w, gamma = best
@@ -331,14 +340,23 @@ class _Run:
             full[free] = x[: free.size]
             return full, float(x[-1]) if optimize_scale else gamma
 
+        last: dict[bytes, tuple] = {}  # the latest evaluation, which the callback's accepted point usually is
+
+        def evaluate(x: np.ndarray) -> tuple:
+            key = x.tobytes()
+            if key not in last:
+                last.clear()
+                full, g = unpack(x)
+                last[key] = self.value_and_gradient(full, g, temperature)
+            return last[key]
+
         def function(x: np.ndarray) -> tuple[float, np.ndarray]:
-            full, g = unpack(x)
-            value, gradient, scale_gradient, _ = self.terms(full, g, temperature)
+            value, gradient, scale_gradient, _ = evaluate(x)
             return value, np.concatenate((gradient[free], [scale_gradient] if optimize_scale else []))
 
         def record(x: np.ndarray) -> None:
             full, g = unpack(x)
-            value, _, _, figures = self.terms(full, g, temperature)
+            value, _, _, figures = evaluate(x)
             entry = MinRiskIteration(
                 len(history) + 1,
                 self.metric_at(full),
