@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from strategies import hypergraphs
 
 from hypertune.algorithms import enumerate_derivations, inside
-from hypertune.algorithms.expectations import log_inside_outside, score_gradient
+from hypertune.algorithms.expectations import inside_outside, score_gradient
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.cli import main
 from hypertune.formats import read_graphs, read_references, read_weights
@@ -64,7 +64,7 @@ def test_expectation_and_its_score_gradient_match_enumeration_and_finite_differe
     rng = np.random.default_rng(seed)
     scores, q = rng.normal(size=hg.num_edges), rng.normal(size=hg.num_edges)
     packed = PackedGraphs.pack([hg])
-    io = log_inside_outside(packed, scores)
+    io = inside_outside(packed, scores)
     expected, log_z = brute_expectation(hg, scores, q)
     assert io.log_partition[0] == pytest.approx(log_z, rel=1e-9, abs=1e-9)
     assert io.totals(q) == pytest.approx(expected, rel=1e-9, abs=1e-9)
@@ -88,12 +88,12 @@ def test_packed_graphs_keep_their_own_distributions():
     )
     packed = PackedGraphs.pack([first, second])
     scores, q = rng.normal(size=packed.num_edges), rng.normal(size=packed.num_edges)
-    io = log_inside_outside(packed, scores)
+    io = inside_outside(packed, scores)
     gradient = score_gradient(packed, io, q)
     cut = first.num_edges
     for k, (hg, part) in enumerate(((first, slice(0, cut)), (second, slice(cut, None)))):
         alone = PackedGraphs.pack([hg])
-        io_alone = log_inside_outside(alone, scores[part])
+        io_alone = inside_outside(alone, scores[part])
         assert io.log_partition[k] == pytest.approx(io_alone.log_partition[0], rel=1e-12)
         np.testing.assert_allclose(gradient[part], score_gradient(alone, io_alone, q[part]), atol=1e-12)
 
@@ -113,7 +113,7 @@ def test_covariance_agrees_with_the_second_order_expectation_semiring():
     values = [semiring.edge_value(math.exp(scores[e]), q[e : e + 1], features[e]) for e in range(hg.num_edges)]
     z, r, s, t = inside(hg, semiring, values, engine="generic")[hg.goal]
     covariance = t[0] / z - (r[0] / z) * (s / z)
-    io = log_inside_outside(PackedGraphs.pack([hg]), scores)
+    io = inside_outside(PackedGraphs.pack([hg]), scores)
     np.testing.assert_allclose(features.T @ score_gradient(PackedGraphs.pack([hg]), io, q), covariance, atol=1e-10)
 
 

@@ -11,13 +11,21 @@ which is the covariance of ``Q`` with the indicator of ``e``: with edge features
 minimum-risk training (Smith & Eisner 2006, eq. 8; Li & Eisner 2009, section 4 and Table 3).
 
 Li & Eisner compute it with the second-order expectation semiring ``<p, p q, p f, p q fᵀ>``, whose
-real-valued inside values overflow on real forests. The same numbers come from one more pair of passes
-in normalized form (cdec's inside-outside with expectation weights follows the same idea): besides the
-log inside ``β`` and log outside ``α``, every node keeps the expected ``Q`` of its inside part under
-the inside distribution, ``Q_in(v)``, and of its outside part, ``Q_out(v)``; then
-``E[Q | e ∈ d] = q_e + Q_out(head) + Σ_tails Q_in(t)``. Everything stays in log space or is a convex
-combination, so nothing overflows. :mod:`hypertune.semirings.expectation` has the textbook semirings the
-tests compare this with.
+real-valued inside values overflow on real forests. Here the same numbers come in normalized form, as
+probabilities that flow through the graph (cdec's inside-outside with expectation weights follows the
+same idea):
+
+1. inside, bottom-up: the log inside ``β(v)`` and every edge's share of its head,
+   ``π(e) = exp(s_e + Σ_tails β(t) - β(head))`` -- the probability that a derivation of the head uses ``e``;
+2. top-down, the marginal of every node, ``μ(goal) = 1``, and every edge's posterior
+   ``p(e) = μ(head) π(e)``, which adds to ``μ`` of each tail;
+3. the expected ``Q`` of a node's inside part, ``Q_in(v) = Σ_{e ∈ in(v)} π(e) (q_e + Σ_tails Q_in(t))``,
+   and of its outside part, ``Q_out(u)``, the posterior-weighted mean of ``q_e + Q_out(head) + Σ_{other
+   tails} Q_in`` over the edges with tail ``u``; then ``E[Q | e ∈ d] = q_e + Q_out(head) + Σ_tails Q_in(t)``.
+
+Only step 1 takes exponentials (one per edge) and logarithms (one per node); the rest multiplies and adds
+numbers in [0, 1], so nothing overflows. :mod:`hypertune.semirings.expectation` has the textbook semirings
+the tests compare this with.
 
 All functions take a :class:`~hypertune.hypergraph.PackedGraphs` (one graph or a whole corpus): each
 graph's goal is its last node, and ``E[Q]`` is taken per graph.
@@ -31,18 +39,18 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from hypertune.compiled import LOG, scalar_inside
 from hypertune.hypergraph import PackedGraphs
 
 
 @dataclass(frozen=True)
-class LogInsideOutside:
-    """The log inside and outside of every node of packed graphs under edge scores ``s``, each edge's
-    posterior ``p(e ∈ d)``, and every graph's ``log Z``."""
+class InsideOutside:
+    """The distribution of packed graphs under edge scores ``s``: every node's log inside ``β`` and
+    marginal ``μ``, every edge's share ``π`` of its head and posterior ``p(e ∈ d)``, every graph's ``log Z``."""
 
     scores: np.ndarray
     inside: np.ndarray
-    outside: np.ndarray
+    shares: np.ndarray
+    marginals: np.ndarray
     posteriors: np.ndarray
     log_partition: np.ndarray
 
@@ -62,48 +70,130 @@ def heads(packed: PackedGraphs) -> np.ndarray:
     return np.repeat(np.arange(packed.node_offsets.size - 1, dtype=np.int64), np.diff(packed.node_offsets))
 
 
-def log_inside_outside(packed: PackedGraphs, scores: np.ndarray) -> LogInsideOutside:
-    """Log inside, log outside and edge posteriors of every packed graph (compiled, one pass each)."""
+def inside_outside(packed: PackedGraphs, scores: np.ndarray) -> InsideOutside:
+    """Steps 1 and 2 of the module docstring for every packed graph (two compiled passes)."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    beta = scalar_inside(LOG, packed.node_offsets, packed.tail_offsets, packed.tails, scores)
+    beta, shares = _inside(packed.node_offsets, packed.tail_offsets, packed.tails, scores)
     goal = goals(packed)
-    head = heads(packed)
-    alpha, _ = _outside(head, packed.tail_offsets, packed.tails, scores, beta, np.zeros(0), np.zeros(0), goal)
-    log_z = beta[goal][np.repeat(np.arange(goal.size), np.diff(packed.edge_starts))]
-    posteriors = _posteriors(head, packed.tail_offsets, packed.tails, scores, beta, alpha, log_z)
-    return LogInsideOutside(scores, beta, alpha, posteriors, beta[goal])
+    marginals, posteriors = _top_down(heads(packed), packed.tail_offsets, packed.tails, shares, goal, beta.size)
+    return InsideOutside(scores, beta, shares, marginals, posteriors, beta[goal])
 
 
-def score_gradient(packed: PackedGraphs, io: LogInsideOutside, quantity: np.ndarray) -> np.ndarray:
+def score_gradient(packed: PackedGraphs, io: InsideOutside, quantity: np.ndarray) -> np.ndarray:
     """``∂ E[Q] / ∂ s_e`` for every edge (see the module docstring): ``p(e) (E[Q | e ∈ d] - E[Q])``, with
     ``Q`` the sum of ``quantity[e]`` over a derivation's edges and ``E`` per graph."""
     q = np.ascontiguousarray(quantity, dtype=np.float64)
-    inner = _inside_expectation(packed.node_offsets, packed.tail_offsets, packed.tails, io.scores, io.inside, q)
+    inner = _inside_expectation(packed.node_offsets, packed.tail_offsets, packed.tails, io.shares, q)
     head = heads(packed)
     goal = goals(packed)
-    _, outer = _outside(head, packed.tail_offsets, packed.tails, io.scores, io.inside, q, inner, goal)
+    outer = _outside_expectation(head, packed.tail_offsets, packed.tails, io.posteriors, io.marginals, q, inner, goal)
     expected = inner[goal][np.repeat(np.arange(goal.size), np.diff(packed.edge_starts))]
     return _covariances(head, packed.tail_offsets, packed.tails, io.posteriors, q, inner, outer, expected)
 
 
 _jit = numba.njit(cache=True, nogil=True)
 _NEGLIGIBLE = -600.0
-"""Log weights below this (about 1e-261 relative to the total) are dropped: they change no digit of a
-result, and their exponentials would be subnormal numbers, which make every later operation on the array
-several times slower."""
+"""Log shares below this (about 1e-261) are dropped: they change no digit of a result, and their
+exponentials would be subnormal numbers, which make every later operation on an array several times
+slower. Posteriors below ``exp(_NEGLIGIBLE)`` are dropped for the same reason."""
+_TINY = math.exp(_NEGLIGIBLE)
 
 
 @_jit
-def _posteriors(head, tail_offsets, tails, scores, beta, alpha, log_z):  # pragma: no cover - compiled
-    """``p(e) = exp(α(head) + s_e + Σ_tails β(t) - log Z)``, 0 where negligible."""
-    out = np.zeros(scores.size)
-    for e in range(scores.size):
-        x = alpha[head[e]] + scores[e] - log_z[e]
+def _inside(node_offsets, tail_offsets, tails, scores):  # pragma: no cover - compiled
+    """``β(v) = log Σ_{e ∈ in(v)} exp(s_e + Σ_tails β(t))`` and each edge's share ``π(e)`` of its head,
+    nodes bottom-up; one exponential per edge, one logarithm per node."""
+    n = node_offsets.size - 1
+    beta = np.full(n, -math.inf)
+    shares = np.zeros(scores.size)
+    for v in range(n):
+        first, last = node_offsets[v], node_offsets[v + 1]
+        top = -math.inf
+        for e in range(first, last):
+            x = scores[e]
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                x += beta[tails[k]]
+            shares[e] = x
+            if x > top:
+                top = x
+        if top == -math.inf:
+            shares[first:last] = 0.0
+            continue
+        total = 0.0
+        for e in range(first, last):
+            d = shares[e] - top
+            shares[e] = math.exp(d) if d > _NEGLIGIBLE else 0.0
+            total += shares[e]
+        beta[v] = top + math.log(total)
+        for e in range(first, last):
+            shares[e] /= total
+    return beta, shares
+
+
+@_jit
+def _top_down(head, tail_offsets, tails, shares, goal, num_nodes):  # pragma: no cover - compiled
+    """Node marginals ``μ`` (1 at each goal) and edge posteriors ``p(e) = μ(head) π(e)``, edges top-down
+    (a node's marginal is complete once the edges above it are done: heads come after their tails)."""
+    marginals = np.zeros(num_nodes)
+    for g in goal:
+        marginals[g] = 1.0
+    posteriors = np.zeros(head.size)
+    for e in range(head.size - 1, -1, -1):
+        p = marginals[head[e]] * shares[e]
+        if p < _TINY:
+            continue
+        posteriors[e] = p
         for k in range(tail_offsets[e], tail_offsets[e + 1]):
-            x += beta[tails[k]]
-        if x > _NEGLIGIBLE:
-            out[e] = math.exp(x)
-    return out
+            marginals[tails[k]] += p
+    return marginals, posteriors
+
+
+@_jit
+def _inside_expectation(node_offsets, tail_offsets, tails, shares, q):  # pragma: no cover - compiled
+    """``Q_in(v) = Σ_{e ∈ in(v)} π(e) (q_e + Σ_tails Q_in(t))``: the expected quantity of the derivations of
+    ``v`` under its inside distribution, nodes bottom-up."""
+    n = node_offsets.size - 1
+    inner = np.zeros(n)
+    for v in range(n):
+        total = 0.0
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            if shares[e] == 0.0:
+                continue
+            value = q[e]
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                value += inner[tails[k]]
+            total += shares[e] * value
+        inner[v] = total
+    return inner
+
+
+@_jit
+def _outside_expectation(head, tail_offsets, tails, posteriors, marginals, q, inner, goal):  # pragma: no cover
+    """``Q_out(u) = Σ_{e: u ∈ tails(e)} p(e) (q_e + Q_out(head) + Σ_{t ≠ u} Q_in(t)) / μ(u)``, edges top-down
+    (``Q_out`` is 0 at each goal); a node's sum is divided out when the edges into it are reached."""
+    n = marginals.size
+    outer = np.zeros(n)
+    is_goal = np.zeros(n, dtype=np.bool_)
+    for g in goal:
+        is_goal[g] = True
+    current = -1
+    for e in range(head.size - 1, -1, -1):
+        h = head[e]
+        if h != current:
+            current = h
+            if not is_goal[h] and marginals[h] > 0.0:
+                outer[h] /= marginals[h]
+        p = posteriors[e]
+        if p == 0.0:
+            continue
+        start, stop = tail_offsets[e], tail_offsets[e + 1]
+        for i in range(start, stop):
+            value = q[e] + outer[h]
+            for j in range(start, stop):
+                if j != i:
+                    value += inner[tails[j]]
+            outer[tails[i]] += p * value
+    return outer
 
 
 @_jit
@@ -118,76 +208,3 @@ def _covariances(head, tail_offsets, tails, posteriors, q, inner, outer, expecte
             conditional += inner[tails[k]]
         out[e] = posteriors[e] * conditional
     return out
-
-
-@_jit
-def _inside_expectation(node_offsets, tail_offsets, tails, scores, beta, q):  # pragma: no cover - compiled
-    """``Q_in(v) = Σ_{e ∈ in(v)} p(e | v) (q_e + Σ_tails Q_in(t))`` with ``p(e | v) = exp(s_e + Σβ(t) - β(v))``:
-    the expected quantity of the derivations of ``v`` under its inside distribution, nodes bottom-up."""
-    n = node_offsets.size - 1
-    inner = np.zeros(n)
-    for v in range(n):
-        if beta[v] == -math.inf:
-            continue
-        total = 0.0
-        for e in range(node_offsets[v], node_offsets[v + 1]):
-            log_weight = scores[e] - beta[v]
-            value = q[e]
-            for k in range(tail_offsets[e], tail_offsets[e + 1]):
-                log_weight += beta[tails[k]]
-                value += inner[tails[k]]
-            if log_weight > _NEGLIGIBLE:
-                total += math.exp(log_weight) * value
-        inner[v] = total
-    return inner
-
-
-@_jit
-def _outside(head, tail_offsets, tails, scores, beta, q, inner, goal):  # pragma: no cover - compiled
-    """Log outside ``α`` of every node (0 at each graph's goal) and, when ``q`` is given (non-empty), the
-    expected quantity of a node's outside part, ``Q_out(u) = Σ p(e, u | u) (q_e + Q_out(head) + Σ_{t ≠ u}
-    Q_in(t))`` over the edges ``e`` with tail ``u``. Edges top-down; each node keeps a running maximum so
-    that one log per node suffices, and its weighted sum of values is rescaled with it."""
-    n = beta.size
-    alpha = np.full(n, -math.inf)
-    outer = np.zeros(n)
-    top = np.full(n, -math.inf)
-    mass = np.zeros(n)
-    weighted = np.zeros(n)
-    is_goal = np.zeros(n, dtype=np.bool_)
-    for g in goal:
-        is_goal[g] = True
-        alpha[g] = 0.0
-    with_values = q.size > 0
-    current = -1
-    for e in range(head.size - 1, -1, -1):
-        h = head[e]
-        if h != current:
-            current = h
-            if not is_goal[h] and mass[h] > 0.0:
-                alpha[h] = top[h] + math.log(mass[h])
-                outer[h] = weighted[h] / mass[h]
-        if alpha[h] == -math.inf:
-            continue
-        start, stop = tail_offsets[e], tail_offsets[e + 1]
-        for i in range(start, stop):
-            x = alpha[h] + scores[e]
-            value = q[e] + outer[h] if with_values else 0.0
-            for j in range(start, stop):
-                if j != i:
-                    x += beta[tails[j]]
-                    if with_values:
-                        value += inner[tails[j]]
-            u = tails[i]
-            if x == -math.inf or x < top[u] + _NEGLIGIBLE:
-                continue
-            if x > top[u]:
-                rescale = math.exp(top[u] - x)
-                mass[u] = mass[u] * rescale + 1.0
-                weighted[u] = weighted[u] * rescale + value
-                top[u] = x
-            else:
-                share = math.exp(x - top[u])
-                mass[u] += share
-                weighted[u] += share * value
-    return alpha, outer

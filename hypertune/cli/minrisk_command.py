@@ -68,6 +68,13 @@ def register(subparsers: Any) -> None:
         "--kbest", type=int, default=100, metavar="K", help="risk on lattices/forests: derivations per graph"
     )
     parser.add_argument("--iterations", type=int, default=100, metavar="N", help="L-BFGS iterations per run")
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=1e-7,
+        metavar="F",
+        help="a run stops when an iteration improves the objective by less than this fraction (default 1e-7)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="recorded with the result (nothing is random)")
     add_weight_constraint_options(parser)
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         linear_r=args.linear_r,
         kbest=args.kbest,
         iterations=args.iterations,
+        tolerance=args.tolerance,
         fixed=names_option(args.fix),
         bounds=parse_bounds(args.bounds),
         seed=args.seed,

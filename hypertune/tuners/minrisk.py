@@ -32,7 +32,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
-from hypertune.algorithms.expectations import log_inside_outside, score_gradient
+from hypertune.algorithms.expectations import inside_outside, score_gradient
 from hypertune.algorithms.intersect import intersect_ngrams
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.compiled import viterbi_inside
@@ -181,6 +181,7 @@ class MinRisk:
         linear_r: float | None = None,
         kbest: int = 100,
         iterations: int = 100,
+        tolerance: float = 1e-7,
         fixed: Iterable[str] = (),
         bounds: Mapping[str, tuple[float, float]] | None = None,
         seed: int = 0,
@@ -198,6 +199,8 @@ class MinRisk:
             raise UsageError("give both --linear-p and --linear-r, or neither (both are then estimated)")
         if kbest < 1 or iterations < 1:
             raise UsageError("--kbest and --iterations must be at least 1")
+        if not tolerance > 0:
+            raise UsageError(f"the tolerance must be positive, got {tolerance}")
         self.objective = objective
         self.scale = float(scale)
         self.optimize_scale = optimize_scale
@@ -208,6 +211,7 @@ class MinRisk:
         self.linear_p, self.linear_r = linear_p, linear_r
         self.kbest = kbest
         self.iterations = iterations
+        self.tolerance = float(tolerance)
         self.fixed = set(fixed)
         self.bounds = dict(bounds or {})
         self.seed = seed
@@ -261,7 +265,7 @@ class RiskProblem:
         space = self.space
         self.evaluations += 1
         u = space.features @ w
-        io = log_inside_outside(space.packed, gamma * u)
+        io = inside_outside(space.packed, gamma * u)
         result = space.objective.evaluate(space.quantities.T @ io.posteriors)
         sentences = space.sentences
         entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / sentences
@@ -278,7 +282,7 @@ class RiskProblem:
         """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
         space = self.space
         u = space.features @ w
-        io = log_inside_outside(space.packed, gamma * u)
+        io = inside_outside(space.packed, gamma * u)
         result = space.objective.evaluate(space.quantities.T @ io.posteriors)
         sign = _own_sign(space.objective, 1.0)
         c = sign * score_gradient(space.packed, io, space.quantities @ result.coefficients)
@@ -378,7 +382,7 @@ class RiskProblem:
             method="L-BFGS-B",
             bounds=bounds,
             callback=record,
-            options={"maxiter": self.options.iterations},
+            options={"maxiter": self.options.iterations, "ftol": self.options.tolerance},
         )
         return unpack(found.x)
 
