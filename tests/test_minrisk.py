@@ -352,3 +352,50 @@ def test_cli_refuses_options_that_do_not_fit(extra, message, capsys):
     code = main(["minrisk", NBEST, "--refs", REFS, "--init", INIT, *extra])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("objective", ["xbleu", "risk", "linear-bleu"])
+def test_forest_training_function_with_entropy_matches_finite_differences(shared, objective):
+    """On a real cdec forest (166 derivations), the function L-BFGS minimizes, entropy and L2 included."""
+    forest = cdec_forest(shared, "decoder_test_data_small.json.gz")
+    names = forest.feature_space.names
+    weights = Weights({name: 0.2 * (k % 3 - 1) for k, name in enumerate(names)})
+    problem = MinRisk(objective=objective, l2=0.05, linear_p=0.5, linear_r=0.5).problem(forest, weights)
+    w = problem.start
+    _, gradient, scale_gradient, _ = problem.value_and_gradient(w, 0.8, 0.7)
+    h = 1e-6
+    for k in range(len(names)):
+        up, down = w.copy(), w.copy()
+        up[k] += h
+        down[k] -= h
+        numeric = (problem.value_and_gradient(up, 0.8, 0.7)[0] - problem.value_and_gradient(down, 0.8, 0.7)[0]) / (
+            2 * h
+        )
+        assert gradient[k] == pytest.approx(numeric, rel=1e-4, abs=1e-7), names[k]
+    numeric = (problem.value_and_gradient(w, 0.8 + h, 0.7)[0] - problem.value_and_gradient(w, 0.8 - h, 0.7)[0]) / (
+        2 * h
+    )
+    assert scale_gradient == pytest.approx(numeric, rel=1e-4, abs=1e-7)
+
+
+def test_featstat_input_gradient_matches_finite_differences(shared):
+    """Moses extractor output (10 sentences x 100 hypotheses, statistics precomputed)."""
+    from hypertune.formats.extractor import read_featstat
+    from hypertune.symbols import FeatureSpace, Vocabulary
+
+    folder = shared / "moses" / "featstat-10x100"
+    graphs = read_featstat(str(folder / "FEATSTAT.txt"), FeatureSpace(), Vocabulary(), str(folder / "SCORESTAT.txt"))
+    tuning_set = TuningSet.from_corpus(graphs, None, BleuMetric())
+    names = tuning_set.feature_space.names
+    weights = Weights({name: 0.05 * (k % 5 - 2) for k, name in enumerate(names)})
+
+    def risk(w: Weights) -> float:
+        return MinRisk(objective="risk", scale=0.5).evaluate(tuning_set, w).value
+
+    found = MinRisk(objective="risk", scale=0.5).evaluate(tuning_set, weights)
+    h = 1e-6
+    for name in names:
+        up, down = Weights(weights), Weights(weights)
+        up[name] += h
+        down[name] -= h
+        assert found.gradient[name] == pytest.approx((risk(up) - risk(down)) / (2 * h), rel=1e-4, abs=1e-8), name
