@@ -165,6 +165,43 @@ def viterbi_inside(node_offsets, tail_offsets, tails, scores):  # pragma: no cov
 
 
 @_jit
+def best_yields(best_edge, goals, tail_offsets, tails, target_offsets, target):  # pragma: no cover - compiled
+    """The target words of the derivation that takes ``best_edge[v]`` at every node, for every goal: flat word
+    ids and offsets (goal ``g``'s words are ``words[offsets[g]:offsets[g + 1]]``). An explicit stack of
+    (edge, position in its target), so deep lattices need no recursion."""
+    words = np.empty(max(16, target.size), dtype=np.int64)
+    offsets = np.zeros(goals.size + 1, dtype=np.int64)
+    stack_edge = np.empty(64, dtype=np.int64)
+    stack_position = np.empty(64, dtype=np.int64)
+    count = 0
+    for g in range(goals.size):
+        depth = 1
+        stack_edge[0], stack_position[0] = best_edge[goals[g]], 0
+        while depth:
+            e = stack_edge[depth - 1]
+            i = target_offsets[e] + stack_position[depth - 1]
+            if i == target_offsets[e + 1]:
+                depth -= 1
+                continue
+            stack_position[depth - 1] += 1
+            token = target[i]
+            if token >= 0:
+                if count == words.size:
+                    words = np.concatenate((words, np.empty(words.size, dtype=np.int64)))
+                words[count] = token
+                count += 1
+                continue
+            if depth == stack_edge.size:
+                stack_edge = np.concatenate((stack_edge, np.empty(depth, dtype=np.int64)))
+                stack_position = np.concatenate((stack_position, np.empty(depth, dtype=np.int64)))
+            stack_edge[depth] = best_edge[tails[tail_offsets[e] - token - 1]]
+            stack_position[depth] = 0
+            depth += 1
+        offsets[g + 1] = count
+    return words[:count].copy(), offsets
+
+
+@_jit
 def expectation_inside(node_offsets, tail_offsets, tails, p, r):  # pragma: no cover - compiled
     """First-order expectation semiring inside: <P, R>(v) = ⊕_e <p_e, r_e> ⊗ ⊗_u <P, R>(u)."""
     n = node_offsets.size - 1

@@ -956,7 +956,9 @@ class PackedGraphs:
     max_arity: int
 
     @classmethod
-    def pack(cls, graphs: Sequence[Hypergraph]) -> PackedGraphs:
+    def pack(cls, graphs: Sequence[Hypergraph], features: bool = True) -> PackedGraphs:
+        """Pack ``graphs``; with ``features=False`` the feature matrix is left empty (all zeros, no
+        storage), for callers that keep the features elsewhere."""
         if not graphs:
             raise GraphError("nothing to pack: no graphs")
         first = graphs[0]
@@ -981,7 +983,9 @@ class PackedGraphs:
             target=np.concatenate([g.target for g in graphs]),
             node_starts=node_starts,
             edge_starts=edge_starts,
-            features=sp.vstack([g.feature_matrix(width) for g in graphs], format="csc"),
+            features=sp.vstack([g.feature_matrix(width) for g in graphs], format="csc")
+            if features
+            else sp.csc_matrix((int(edge_starts[-1]), width)),
             max_arity=max(max(1, g.max_arity) for g in graphs),
         )
 

@@ -12,7 +12,7 @@ from hypertune.algorithms.posteriors import (
     node_marginals,
 )
 from hypertune.algorithms.sampling import sample
-from hypertune.algorithms.viterbi import ScoredDerivation, best_derivation, describe_derivation, viterbi
+from hypertune.algorithms.viterbi import ScoredDerivation, best_derivation, describe_derivation, viterbi, viterbi_yields
 
 __all__ = [
     "LazyKBest",
@@ -34,4 +34,5 @@ __all__ = [
     "outside",
     "sample",
     "viterbi",
+    "viterbi_yields",
 ]

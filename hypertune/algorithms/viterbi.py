@@ -10,7 +10,7 @@ import numpy as np
 
 from hypertune import compiled
 from hypertune.algorithms.inside_outside import Engine, _check_length, _use_kernel
-from hypertune.hypergraph import Derivation, Hypergraph
+from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
 from hypertune.semirings import Semiring, TropicalSemiring
 from hypertune.weights import Weights
 
@@ -69,3 +69,15 @@ def viterbi(hg: Hypergraph, weights: Weights) -> ScoredDerivation:
     scores = weights.edge_scores(hg)
     score, derivation = best_derivation(hg, TropicalSemiring(), scores)
     return describe_derivation(hg, derivation, score)
+
+
+def viterbi_yields(packed: PackedGraphs, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The words of every packed graph's best derivation under additive edge ``scores`` (the first best
+    in-edge on ties, as :func:`best_derivation`): flat word ids and offsets, graph ``g``'s words being
+    ``words[offsets[g]:offsets[g + 1]]``. Two compiled passes over the whole corpus."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    _, best_edge = compiled.viterbi_inside(packed.node_offsets, packed.tail_offsets, packed.tails, scores)
+    goals = packed.node_starts[1:] - 1
+    return compiled.best_yields(
+        best_edge, goals, packed.tail_offsets, packed.tails, packed.target_offsets, packed.target
+    )

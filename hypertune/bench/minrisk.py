@@ -20,7 +20,8 @@ from hypertune.bench.core import Figure, make_bench_corpus, median_time
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, TuningSet
-from hypertune.tuners.minrisk import Annealing, MinRisk, model_best_stats
+from hypertune.tuners.corpus import ModelBest
+from hypertune.tuners.minrisk import Annealing, MinRisk
 from hypertune.weights import Weights
 
 MOSES_START = {
@@ -102,7 +103,7 @@ def heldout_check(shared_dir: str) -> list[dict[str, object]]:
 
 def _bleu(tuning_set: TuningSet, weights: Weights) -> float:
     w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
-    return round(100 * float(tuning_set.score(model_best_stats(tuning_set, w).sum(axis=0))), 2)
+    return round(100 * float(tuning_set.score(ModelBest(tuning_set).stats(w).sum(axis=0))), 2)
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the held-out table

@@ -16,8 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune.algorithms.prune import prune
+from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.errors import InputError, UsageError, warn
-from hypertune.hypergraph import Hypergraph, union
+from hypertune.hypergraph import Hypergraph, PackedGraphs, union
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -327,6 +328,39 @@ def model_best_rows(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:  # p
                     best = r
             out[s] = best
     return out
+
+
+class ModelBest:
+    """The metric statistics of every sentence's model-best translation, for any weights: k-best lists take
+    their first highest-scoring hypothesis (:func:`model_best_rows`), lattices and forests their Viterbi
+    derivation (first best in-edge on ties), all in compiled passes over arrays packed once."""
+
+    def __init__(self, tuning_set: TuningSet) -> None:
+        self.tuning_set = tuning_set
+        width = len(tuning_set.feature_space)
+        self.width = width
+        self.lists = [s for s, g in enumerate(tuning_set.graphs) if g.is_kbest]
+        self.others = [s for s, g in enumerate(tuning_set.graphs) if not g.is_kbest]
+        if self.lists:
+            graphs = [tuning_set.graphs[s] for s in self.lists]
+            self.list_features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
+            self.list_offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
+            self.list_stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in self.lists])
+        if self.others:
+            self.packed = PackedGraphs.pack([tuning_set.graphs[s] for s in self.others])
+            self.graph_features = self.packed.features.tocsr()
+
+    def stats(self, w: np.ndarray) -> np.ndarray:
+        """One row of statistics per sentence, in tuning-set order."""
+        out = np.zeros((len(self.tuning_set), self.tuning_set.stats_size))
+        if self.lists:
+            rows = model_best_rows(np.ascontiguousarray(self.list_features @ w), self.list_offsets)
+            out[self.lists] = self.list_stats[rows]
+        if self.others:
+            words, offsets = viterbi_yields(self.packed, self.graph_features @ w)
+            sentences = np.asarray(self.others, dtype=np.int64)
+            out[self.others] = self.tuning_set.batch_stats(words, offsets, sentences)
+        return out
 
 
 def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) -> TuningSet:

@@ -44,7 +44,8 @@ from hypertune.algorithms.envelope import (
     kbest_envelopes,
     packed_envelopes,
 )
-from hypertune.compiled import csc_matvec_rows, csr_matvec, viterbi_inside
+from hypertune.algorithms.viterbi import viterbi_yields
+from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
@@ -217,19 +218,11 @@ class LineSearcher:
         if self.kbest:
             firsts = model_best_rows(np.ascontiguousarray(self.features @ w), self.offsets.astype(np.int64))
             return self.stats[firsts].sum(axis=0)
-        yields = []
-        sentences = []
-        starts = self.packed.edge_starts
         all_scores = np.empty(self.packed.num_edges)
         self._edge_scores(np.ascontiguousarray(w, dtype=np.float64), 0, len(self.packed), all_scores)
-        for s, hg in enumerate(self.tuning_set.graphs):
-            scores = all_scores[starts[s] : starts[s + 1]]
-            _, best_edge = viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
-            yields.append(np.asarray(hg.derivation_yield(hg.derivation_from_backpointers(best_edge)), dtype=np.int64))
-            sentences.append(s)
-        offsets = np.concatenate(([0], np.cumsum([y.size for y in yields])))
-        stats = self.tuning_set.batch_stats(np.concatenate(yields), offsets, np.asarray(sentences, dtype=np.int64))
-        return stats.sum(axis=0)
+        words, offsets = viterbi_yields(self.packed, all_scores)
+        sentences = np.arange(len(self.packed), dtype=np.int64)
+        return self.tuning_set.batch_stats(words, offsets, sentences).sum(axis=0)
 
     def score(self, w: np.ndarray) -> float:
         return float(self.tuning_set.score(self.best_stats(w)))

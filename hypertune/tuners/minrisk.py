@@ -35,14 +35,13 @@ import scipy.sparse as sp
 from hypertune.algorithms.expectations import inside_outside, score_gradient
 from hypertune.algorithms.intersect import intersect_ngrams
 from hypertune.algorithms.kbest import LazyKBest
-from hypertune.compiled import viterbi_inside
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs, from_kbest
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import TuningSet, model_best_rows
+from hypertune.tuners.corpus import ModelBest, TuningSet
 from hypertune.tuners.objectives import (
     OBJECTIVES,
     ExpectedBleu,
@@ -146,13 +145,27 @@ class MinRiskResult(TuningResult):
 @dataclass
 class _Space:
     """The packed search spaces of a tuning set, with one row of quantities per edge (see
-    :mod:`hypertune.tuners.objectives`) and the objective that reads their totals."""
+    :mod:`hypertune.tuners.objectives`) and the objective that reads their totals. Edge ``e`` has the
+    features of row ``rows[e]`` of ``features`` (``rows`` is None when they are in edge order): the edges
+    of an n-gram-split graph are copies of the original edges, whose features are stored once."""
 
     packed: PackedGraphs
     features: sp.csr_matrix
+    rows: np.ndarray | None
     quantities: sp.csr_matrix
     objective: Objective
     sentences: int
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        """``w·h_e`` for every packed edge."""
+        u = self.features @ w
+        return u if self.rows is None else u[self.rows]
+
+    def feature_sums(self, values: np.ndarray) -> np.ndarray:
+        """``Σ_e values[e] h_e`` over the packed edges."""
+        if self.rows is not None:
+            values = np.bincount(self.rows, values, minlength=self.features.shape[0])
+        return self.features.T @ values
 
 
 class MinRisk:
@@ -242,7 +255,8 @@ class RiskProblem:
         self.names = tuning_set.feature_space.names
         self.width = len(self.names)
         self.start = init.vector(tuning_set.feature_space, self.width)
-        self.space = _prepare(tuning_set, options, self.start)
+        self.model_best = ModelBest(tuning_set)
+        self.space = _prepare(tuning_set, options, self.start, self.model_best)
         self.free = self._free_features()
         self.evaluations = 0
 
@@ -264,7 +278,7 @@ class RiskProblem:
         ``entropy``)."""
         space = self.space
         self.evaluations += 1
-        u = space.features @ w
+        u = space.scores(w)
         io = inside_outside(space.packed, gamma * u)
         result = space.objective.evaluate(space.quantities.T @ io.posteriors)
         sentences = space.sentences
@@ -273,7 +287,7 @@ class RiskProblem:
         if temperature:
             quantity = quantity + (temperature / sentences) * io.scores
         c = score_gradient(space.packed, io, quantity)
-        gradient = gamma * (space.features.T @ c) + self.options.l2 * w
+        gradient = gamma * space.feature_sums(c) + self.options.l2 * w
         value = result.value - temperature * entropy + 0.5 * self.options.l2 * float(w @ w)
         figures = {"loss": result.value, "value": _own_sign(space.objective, result.value), "entropy": entropy}
         return value, gradient, float(u @ c), figures
@@ -281,12 +295,12 @@ class RiskProblem:
     def evaluation(self, w: np.ndarray, gamma: float) -> Evaluation:
         """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
         space = self.space
-        u = space.features @ w
+        u = space.scores(w)
         io = inside_outside(space.packed, gamma * u)
         result = space.objective.evaluate(space.quantities.T @ io.posteriors)
         sign = _own_sign(space.objective, 1.0)
         c = sign * score_gradient(space.packed, io, space.quantities @ result.coefficients)
-        gradient = gamma * (space.features.T @ c)
+        gradient = gamma * space.feature_sums(c)
         entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / space.sentences
         return Evaluation(
             self.options.objective,
@@ -397,7 +411,7 @@ class RiskProblem:
 
     def metric_at(self, w: np.ndarray) -> float:
         """The tuning metric of the model-best translations under ``w``."""
-        return float(self.tuning_set.score(model_best_stats(self.tuning_set, w).sum(axis=0)))
+        return float(self.tuning_set.score(self.model_best.stats(w).sum(axis=0)))
 
 
 def _own_sign(objective: Objective, value: float) -> float:
@@ -417,30 +431,7 @@ def _check_metric(tuning_set: TuningSet) -> None:
 
 
 # ---------------------------------------------------------------------- preparing the search spaces
-def model_best_stats(tuning_set: TuningSet, w: np.ndarray) -> np.ndarray:
-    """The metric statistics of every sentence's model-best translation under ``w`` (one row per sentence;
-    the first hypothesis of a k-best list on ties, as MERT and MIRA break them)."""
-    rows = []
-    yields, pending = [], []
-    for s, hg in enumerate(tuning_set.graphs):
-        scores = hg.feature_matrix(w.size) @ w
-        if hg.is_kbest:
-            best = model_best_rows(scores[1:], np.array([0, hg.num_edges - 1], dtype=np.int64))[0]
-            rows.append(tuning_set.edge_stats(s)[best + 1])
-            continue
-        _, best_edge = viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, np.ascontiguousarray(scores))
-        yields.append(np.asarray(hg.derivation_yield(hg.derivation_from_backpointers(best_edge)), dtype=np.int64))
-        pending.append(s)
-        rows.append(None)
-    if pending:
-        offsets = np.concatenate(([0], np.cumsum([y.size for y in yields])))
-        found = tuning_set.batch_stats(np.concatenate(yields), offsets, np.asarray(pending, dtype=np.int64))
-        for s, row in zip(pending, found, strict=True):
-            rows[s] = row
-    return np.vstack(rows)
-
-
-def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray) -> _Space:
+def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, model_best: ModelBest) -> _Space:
     """Pack the search spaces the objective runs on and their per-edge quantities."""
     order = _max_order(tuning_set)
     graphs = list(tuning_set.graphs)
@@ -448,32 +439,43 @@ def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray) -> _Spa
         graphs = [
             hg if hg.is_kbest else _kbest_list(tuning_set, s, start, options.kbest) for s, hg in enumerate(graphs)
         ]
-        packed = PackedGraphs.pack(graphs)
         stats = np.vstack([_list_stats(tuning_set, s, hg) for s, hg in enumerate(graphs)])
         losses = sentence_losses(stats, order)
-        losses[_axioms(packed)] = 0.0
-        return _space(packed, losses[:, None], ExpectedRisk(len(graphs)))
+        losses[np.cumsum([0] + [hg.num_edges for hg in graphs[:-1]])] = 0.0  # each list's start axiom (edge 0)
+        return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
     if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():
         raise UsageError(f"{options.objective} on lattices and forests counts n-grams of word ids: use --tokenize "
                          "none without --lowercase")  # fmt: skip
     if options.objective == "linear-bleu":
-        return _linear_bleu_space(tuning_set, options, start, order)
-    return _xbleu_space(tuning_set, options, start, order)
+        return _linear_bleu_space(tuning_set, options, model_best.stats(start), order)
+    return _xbleu_space(tuning_set, options, model_best.stats(start), order)
 
 
-def _space(packed: PackedGraphs, quantities: np.ndarray | sp.spmatrix, objective: Objective) -> _Space:
-    return _Space(packed, packed.features.tocsr(), sp.csr_matrix(quantities), objective, len(packed))
+def _space(
+    graphs: list[Hypergraph], sources: list[_Source], quantities: np.ndarray | sp.spmatrix, objective: Objective
+) -> _Space:
+    """Pack ``graphs``; the features of graph ``s``'s edges are those of ``sources[s]``: a graph and the row of
+    it each edge copies (``None``: the graph itself, edge for edge)."""
+    width = len(graphs[0].feature_space)
+    features = sp.vstack([source.feature_matrix(width) for source, _ in sources], format="csr")
+    rows = None
+    if any(origin is not None for _, origin in sources):
+        starts = np.concatenate(([0], np.cumsum([source.num_edges for source, _ in sources])))
+        rows = np.concatenate([
+            start + (np.arange(source.num_edges) if origin is None else origin)
+            for (source, origin), start in zip(sources, starts, strict=False)
+        ])  # fmt: skip
+    packed = PackedGraphs.pack(graphs, features=False)
+    return _Space(packed, features, rows, sp.csr_matrix(quantities), objective, len(packed))
+
+
+_Source = tuple[Hypergraph, np.ndarray | None]
 
 
 def _max_order(tuning_set: TuningSet) -> int:
     if tuning_set.precomputed:
         return (tuning_set.stats_size - 1) // 2
     return int(tuning_set.metric.max_order)  # type: ignore[attr-defined]
-
-
-def _axioms(packed: PackedGraphs) -> np.ndarray:
-    """The edges without tails (a k-best list's start axiom): no hypothesis, no loss."""
-    return np.flatnonzero(np.diff(packed.tail_offsets) == 0)
 
 
 def _list_stats(tuning_set: TuningSet, sentence: int, hg: Hypergraph) -> np.ndarray:
@@ -518,45 +520,50 @@ def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
     return [other.edge_stats(s) if hg.is_kbest else None for s, hg in enumerate(tuning_set.graphs)]
 
 
-def _linear_bleu_space(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, order: int) -> _Space:
+def _linear_bleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int) -> _Space:
+    """One column: every edge's linear-BLEU gain, with ``p`` and ``r`` given or estimated from ``best``
+    (the statistics of the model-best translations under the initial weights)."""
     if options.linear_p is None:
-        p, r = estimate_precisions(model_best_stats(tuning_set, start), order)
+        p, r = estimate_precisions(best, order)
     else:
         p, r = float(options.linear_p), float(options.linear_r)
     theta = LinearBleu(p, r, bleu=BleuMetric(max_order=order)).theta
     stats = _unclipped_stats(tuning_set)
-    graphs, gains = [], []
+    graphs, sources, gains = [], [], []
     for s, hg in enumerate(tuning_set.graphs):
         if hg.is_kbest:
             gain = theta[0] * stats[s][:, 1] + stats[s][:, 0 : 2 * order : 2] @ theta[1:]
             gain[0] = 0.0
             graphs.append(hg)
+            sources.append((hg, None))
         else:
             split = _NgramEdges.of(tuning_set, s, order)
             gain = split.counts[:, 0] * theta[0] + split.unclipped_matches() @ theta[1:]
             graphs.append(split.graph)
+            sources.append((hg, split.origin))
         gains.append(gain)
-    return _space(PackedGraphs.pack(graphs), np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
+    return _space(graphs, sources, np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
 
 
-def _xbleu_space(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, order: int) -> _Space:
+def _xbleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int) -> _Space:
     """Columns: the BLEU statistics (exact per hypothesis on k-best lists; n-gram counts and the reference
     length on split forests), then one column per reference n-gram of every forest sentence (clipped
-    expected counts, see :class:`~hypertune.tuners.objectives.ExpectedBleu`)."""
-    best = None
-    graphs, stats, type_rows, type_columns, clip_orders, clip_limits = [], [], [], [], [], []
+    expected counts, see :class:`~hypertune.tuners.objectives.ExpectedBleu`). ``best``: the statistics of
+    the model-best translations under the initial weights, whose reference length forests take."""
+    graphs, sources, stats, type_rows, type_columns, clip_orders, clip_limits = [], [], [], [], [], [], []
     edges = types = 0
     for s, hg in enumerate(tuning_set.graphs):
         if hg.is_kbest:
             block = tuning_set.edge_stats(s)
             graphs.append(hg)
+            sources.append((hg, None))
         else:
-            best = model_best_stats(tuning_set, start) if best is None else best
             split = _NgramEdges.of(tuning_set, s, order)
             block = np.zeros((split.graph.num_edges, 2 * order + 1))
             block[:, 1 : 2 * order : 2] = split.counts
             block[split.goal_edges(), 2 * order] = best[s, 2 * order]
             graphs.append(split.graph)
+            sources.append((hg, split.origin))
             type_rows.append(edges + split.gram_edge)
             type_columns.append(types + split.gram_type)
             clip_orders.append(split.ref_orders)
@@ -573,17 +580,19 @@ def _xbleu_space(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, ord
         np.concatenate(clip_orders) if clip_orders else None,
         np.concatenate(clip_limits) if clip_limits else None,
     )
-    return _space(PackedGraphs.pack(graphs), sp.hstack([sp.vstack(stats), counts], format="csr"), objective)
+    return _space(graphs, sources, sp.hstack([sp.vstack(stats), counts], format="csr"), objective)
 
 
 @dataclass
 class _NgramEdges:
-    """A lattice or forest split by n-gram state, with what each split edge adds to BLEU's statistics:
+    """A lattice or forest split by n-gram state (split edge ``e`` copies original edge ``origin[e]``), with
+    what each split edge adds to BLEU's statistics:
     ``counts`` (edges, N), the n-grams of each order it creates, and ``gram_edge``/``gram_type`` for every
     created n-gram that occurs in a reference (``gram_type`` indexes this sentence's distinct reference
     n-grams, whose orders and largest counts in one reference are ``ref_orders``, ``ref_limits``)."""
 
     graph: Hypergraph
+    origin: np.ndarray
     order: int
     counts: np.ndarray
     gram_edge: np.ndarray
@@ -605,7 +614,7 @@ class _NgramEdges:
         types = _find_rows(split.grams, ref_rows)
         hit = types >= 0
         ref_orders = (ref_rows >= 0).sum(axis=1) if ref_rows.size else np.zeros(0, dtype=np.int64)
-        return cls(split.graph, order, counts, edge_of_gram[hit], types[hit], ref_orders, ref_limits)
+        return cls(split.graph, split.edge_origin, order, counts, edge_of_gram[hit], types[hit], ref_orders, ref_limits)
 
     def unclipped_matches(self) -> np.ndarray:
         """(edges, N): the created n-grams of each order that occur in some reference."""
