@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -86,9 +87,9 @@ def score_gradient(packed: PackedGraphs, io: InsideOutside, quantity: np.ndarray
     inner = _inside_expectation(packed.node_offsets, packed.tail_offsets, packed.tails, io.shares, q)
     head = heads(packed)
     goal = goals(packed)
-    outer = _outside_expectation(head, packed.tail_offsets, packed.tails, io.posteriors, io.marginals, q, inner, goal)
     expected = inner[goal][np.repeat(np.arange(goal.size), np.diff(packed.edge_starts))]
-    return _covariances(head, packed.tail_offsets, packed.tails, io.posteriors, q, inner, outer, expected)
+    flow = _Flow(head, packed.tail_offsets, packed.tails, io.posteriors, io.marginals)
+    return _outside_covariances(flow, q, inner, expected, goal)
 
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -167,13 +168,25 @@ def _inside_expectation(node_offsets, tail_offsets, tails, shares, q):  # pragma
     return inner
 
 
+class _Flow(NamedTuple):
+    """The top-down structure the outside pass walks: edges' heads and tails, posteriors, node marginals."""
+
+    head: np.ndarray
+    tail_offsets: np.ndarray
+    tails: np.ndarray
+    posteriors: np.ndarray
+    marginals: np.ndarray
+
+
 @_jit
-def _outside_expectation(head, tail_offsets, tails, posteriors, marginals, q, inner, goal):  # pragma: no cover
-    """``Q_out(u) = Σ_{e: u ∈ tails(e)} p(e) (q_e + Q_out(head) + Σ_{t ≠ u} Q_in(t)) / μ(u)``, edges top-down
-    (``Q_out`` is 0 at each goal); a node's sum is divided out when the edges into it are reached."""
-    n = marginals.size
-    outer = np.zeros(n)
-    is_goal = np.zeros(n, dtype=np.bool_)
+def _outside_covariances(flow, q, inner, expected, goal):  # pragma: no cover - compiled
+    """Edges top-down: ``Q_out(u) = Σ_{e: u ∈ tails(e)} p(e) (q_e + Q_out(head) + Σ_{t ≠ u} Q_in(t)) / μ(u)``
+    (0 at each goal; a node's sum is divided out when the edges into it are reached, by then complete), and
+    with it every edge's ``p(e) (q_e + Q_out(head) + Σ_tails Q_in(t) - E[Q])``."""
+    head, tail_offsets, tails, posteriors, marginals = flow
+    outer = np.zeros(marginals.size)
+    out = np.zeros(q.size)
+    is_goal = np.zeros(marginals.size, dtype=np.bool_)
     for g in goal:
         is_goal[g] = True
     current = -1
@@ -187,24 +200,11 @@ def _outside_expectation(head, tail_offsets, tails, posteriors, marginals, q, in
         if p == 0.0:
             continue
         start, stop = tail_offsets[e], tail_offsets[e + 1]
-        for i in range(start, stop):
-            value = q[e] + outer[h]
-            for j in range(start, stop):
-                if j != i:
-                    value += inner[tails[j]]
-            outer[tails[i]] += p * value
-    return outer
-
-
-@_jit
-def _covariances(head, tail_offsets, tails, posteriors, q, inner, outer, expected):  # pragma: no cover - compiled
-    """``p(e) (q_e + Q_out(head) + Σ_tails Q_in(t) - E[Q])`` for every edge."""
-    out = np.zeros(q.size)
-    for e in range(q.size):
-        if posteriors[e] == 0.0:
-            continue
-        conditional = q[e] + outer[head[e]] - expected[e]
-        for k in range(tail_offsets[e], tail_offsets[e + 1]):
-            conditional += inner[tails[k]]
-        out[e] = posteriors[e] * conditional
+        above = q[e] + outer[h]
+        below = 0.0
+        for k in range(start, stop):
+            below += inner[tails[k]]
+        out[e] = p * (above + below - expected[e])
+        for k in range(start, stop):
+            outer[tails[k]] += p * (above + below - inner[tails[k]])
     return out
