@@ -80,6 +80,21 @@ _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
+def _uncounted_jit() -> Any:
+    """For a kernel called once per item that allocates nothing: compiled without reference counting
+    (numba's ``_nrt`` option, not public API). Otherwise each call counts every array of its arguments,
+    and of the tuples passed to its inlined helpers, up and down again: with it on, ``_edge`` read the
+    Urdu forest about 15% slower. A numba that does not know the option gets the counted kernel."""
+    try:
+        from numba.core.options import TargetOptions
+    except ImportError:  # pragma: no cover - numba's layout changed
+        return _jit
+    return numba.njit(cache=True, nogil=True, _nrt=False) if hasattr(TargetOptions, "_nrt") else _jit
+
+
+_uncounted = _uncounted_jit()
+
+
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
     return parse(read_bytes(path, "cdec JSON file"), path, feature_space, vocabulary)
 
@@ -751,29 +766,203 @@ def _features(buf, vs, n, out, names):  # pragma: no cover - compiled
     return 0
 
 
+@_inline
+def _tail_list(buf, vs, n, head, tails, t0):  # pragma: no cover - compiled
+    """The ``"tail"`` value at ``buf[vs]`` (not an object) of an edge of node ``head``, its ids written to
+    ``tails[t0:]``. Returns ``(problem, bad tail, arity, end)``: problem ``_TAIL_TYPE`` (not a list of
+    integers; it wins), ``_TAIL_ID`` (an id outside ``0 .. head-1``, the first such the bad tail),
+    ``_FALLBACK`` or 0; the end is -1 when the value is not a list."""
+    if buf[vs] != 91:
+        return _TAIL_TYPE, 0, 0, -1
+    problem = bad = arity = 0
+    j, ve = _open(buf, vs, n)
+    while j >= 0:
+        te = _skip(buf, j)
+        if problem == _TAIL_TYPE:
+            pass
+        elif not _int_token(buf, j, te):
+            problem = _TAIL_TYPE
+        else:
+            ok, t = parse_integer(buf, j, te)
+            if not ok:
+                return _FALLBACK, 0, 0, -1
+            if (t < 0 or t >= head) and problem == 0:
+                problem, bad = _TAIL_ID, t
+            tails[t0 + arity] = t
+            arity += 1
+        j, ve = _after(buf, te, n)
+    return problem, bad, arity, ve
+
+
+@_inline
+def _feature_index(buf, j, fe, known):  # pragma: no cover - compiled
+    """The ``feats`` item ``buf[j:fe]`` that is not a string, as an index into the ``known`` names of
+    ``"features"`` (-1 when none came): ``(problem, index, a, b)``, problem ``_FID_TYPE`` (not an
+    integer), ``_FID_RANGE`` (``a, b``: the index and the count of names), ``_FALLBACK`` or 0."""
+    if not _int_token(buf, j, fe):
+        return _FID_TYPE, 0, 0, 0
+    ok, fid = parse_integer(buf, j, fe)
+    if not ok:
+        return _FALLBACK, 0, 0, 0
+    known = max(known, 0)
+    if fid < 0 or fid >= known:
+        return _FID_RANGE, 0, fid, known
+    return 0, fid, 0, 0
+
+
 @_jit
+def _feature_name(buf, j, fe, out, names):  # pragma: no cover - compiled
+    """The id of the feature named by the string ``buf[j:fe]`` of a ``feats`` list (rare: cdec writes an
+    index into ``"features"``): ``(code, id)``, code ``_FALLBACK``, ``TABLE_FULL`` or 0."""
+    a, b = _text(buf, j, fe, out)
+    if a < 0:
+        return _FALLBACK, 0
+    name = intern(names, buf, a, b)
+    if name < 0:
+        return TABLE_FULL, 0
+    return 0, name
+
+
+@_inline
+def _feature_value(buf, j, fe):  # pragma: no cover - compiled
+    """The feature value ``buf[j:fe]``: ``(problem, value, exact)``, problem ``_VALUE_TYPE`` (not a
+    number), ``_VALUE_INF`` (not finite), ``_FALLBACK`` (1e308 and up, or an integer json's float(int)
+    refuses) or 0; an inexact value is left to ``float()``."""
+    kind = _value_kind(buf, j, fe)
+    if kind == _OTHER:
+        return _VALUE_TYPE, 0.0, True
+    if kind == _NONFINITE:
+        return _VALUE_INF, 0.0, True
+    exact, x = parse_decimal(buf, j, fe)
+    overflow = 0 if exact else _overflow(buf, j, fe)
+    if overflow == 2 and kind == _FLOAT:
+        return _VALUE_INF, 0.0, True
+    if overflow > 0:
+        return _FALLBACK, 0.0, True
+    if exact and kind == _INT and x == 0.0:
+        x = 0.0  # the integer -0 is 0
+    return 0, x, exact
+
+
+@_inline
+def _copy_target(tokens, a, b, target, g0, arity):  # pragma: no cover - compiled
+    """A rule's target tokens ``tokens[a:b]`` written to ``target[g0:]``, each variable ``[k]`` (``-(k + 1)``)
+    as the edge's ``-k``. Returns ``(code, length, k)``: code ``TABLE_FULL``, ``_TARGET_TAIL`` (``[k]`` is
+    not a tail of the edge's ``arity``) or 0."""
+    if g0 + b - a > target.size:
+        return TABLE_FULL, 0, 0
+    for q in range(a, b):
+        t = tokens[q]
+        if t < 0:
+            k = -t - 1
+            if k < 1 or k > arity:
+                return _TARGET_TAIL, 0, k
+            t = -k
+        target[g0 + q - a] = t
+    return 0, b - a, 0
+
+
+@_jit
+def _written_rule(buf, rule_s, rule_e, arity, out, words):  # pragma: no cover - compiled
+    """The target of the rule string ``buf[rule_s:rule_e]`` of an edge (rare: cdec writes a rule id)
+    written after the target tokens so far. Returns ``(code, length, k)``: code ``_FALLBACK``,
+    ``TABLE_FULL``, ``_RULE_FORMAT``, ``_TARGET_TAIL`` (``[k]`` is not one of the ``arity`` tails) or 0."""
+    g0 = out.sizes[_TARGET]
+    a, b = _text(buf, rule_s, rule_e, out)
+    if a < 0:
+        return _FALLBACK, 0, 0
+    length = _target(buf, a, b, words, out.target, g0)
+    if length < 0:
+        return (_RULE_FORMAT if length == -1 else _FALLBACK if length == -2 else TABLE_FULL), 0, 0
+    return _copy_target(out.target, g0, g0 + length, out.target, g0, arity)
+
+
+@_inline
+def _feat_list(buf, vs, n, out, names):  # pragma: no cover - compiled
+    """The ``"feats"`` value at ``buf[vs]`` (not an object): its (name, value) pairs written after the
+    features so far, up to the first bad pair (values ``float()`` must convert go to ``out.flagged``).
+    Returns ``(problem, start, end, a, b, count, end of the value or -1)``: problem ``_FALLBACK``,
+    ``TABLE_FULL``, ``_FEATS_SHAPE`` (not a list of pairs; it wins), the first bad pair's code with its
+    item's ``start, end`` and the message's numbers ``a, b``, or 0."""
+    sizes = out.sizes
+    f0 = sizes[_FEATURES]
+    count = items = name = 0
+    pair = pair_start = pair_end = pair_a = pair_b = 0
+    j = ve = -1
+    if buf[vs] == 91:
+        j, ve = _open(buf, vs, n)
+    while j >= 0:
+        fe = _skip(buf, j)
+        code = a = b = 0
+        if pair != 0:
+            pass
+        elif items % 2 == 0 and buf[j] == 34:  # a name
+            code, name = _feature_name(buf, j, fe, out, names)
+        elif items % 2 == 0:  # an index into "features"
+            code, k, a, b = _feature_index(buf, j, fe, sizes[_NAMES])
+            name = out.feature_list[k] if code == 0 else name
+        else:  # its value
+            code, x, exact = _feature_value(buf, j, fe)
+            if code == 0 and not exact:
+                k = sizes[_FLAGGED]
+                out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2] = f0 + count, j, fe
+                sizes[_FLAGGED] += 1
+            if code == 0:
+                out.names[f0 + count], out.values[f0 + count] = name, x
+                count += 1
+            a = name
+        if code == _FALLBACK or code == TABLE_FULL:
+            return code, 0, 0, 0, 0, 0, -1
+        if code != 0:
+            pair, pair_start, pair_end, pair_a, pair_b = code, j, fe, a, b
+        items += 1
+        j, ve = _after(buf, fe, n)
+    if buf[vs] != 91 or items % 2 == 1:
+        return _FEATS_SHAPE, 0, 0, 0, 0, 0, ve
+    return pair, pair_start, pair_end, pair_a, pair_b, count, ve
+
+
+@_inline
+def _edge_target(buf, rule_s, rule_e, arity, out, words, rule_ids):  # pragma: no cover - compiled
+    """An edge's target written after the target tokens so far: that of its ``"rule"`` value
+    ``buf[rule_s:rule_e]`` (-1: none), a rule id or (rare) a rule string, or the tails in order (no rule,
+    or null). Returns ``(code, length, k)``: code ``_FALLBACK``, ``TABLE_FULL``, ``_UNKNOWN_RULE``,
+    ``_RULE_FORMAT``, ``_TARGET_TAIL`` (``[k]`` is not one of the ``arity`` tails) or 0."""
+    sizes = out.sizes
+    g0 = sizes[_TARGET]
+    if rule_s >= 0 and buf[rule_s] == 34:
+        return _written_rule(buf, rule_s, rule_e, arity, out, words)
+    if rule_s < 0 or buf[rule_s] == 110:
+        if g0 + arity > out.target.size:
+            return TABLE_FULL, 0, 0
+        for k in range(arity):
+            out.target[g0 + k] = -(k + 1)
+        return 0, arity, 0
+    if not _int_token(buf, rule_s, rule_e):
+        return _UNKNOWN_RULE, 0, 0
+    ok, rid = parse_integer(buf, rule_s, rule_e)
+    if not ok:
+        return _FALLBACK, 0, 0
+    r = find_id(rule_ids, rid)
+    if r < 0 or out.rule_graphs[r] != sizes[_GRAPHS]:
+        return _UNKNOWN_RULE, 0, 0
+    return _copy_target(out.rule_tokens, out.rule_starts[r], out.rule_ends[r], out.target, g0, arity)
+
+
+@_uncounted
 def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no cover - compiled
     """One edge object of an ``"edges"`` list into the edge arrays, in one pass whatever the order of its
     keys. The reference checks the tails, then the features, then the rule; so the first problem of each
     is kept and the first in that order goes to ``out.deferred``. Returns ``(code, end of the object)``
-    (code 0: none)."""
-    sizes = out.sizes
-    d = out.deferred
-    start = sizes[_START]
+    (code 0: none). Its helpers are inlined but for the rare cases (a feature or a rule written out)."""
+    sizes, d, start = out.sizes, out.deferred, out.sizes[_START]
     if buf[s] != 123:
         return _fail(d, _EDGE_NOT_OBJECT, start, s, s, head, number, 0, 0), _skip(buf, s)
-    t0 = sizes[_TAILS]
-    f0 = sizes[_FEATURES]
-    arity = count = 0
-    tail_seen = feats_seen = False
-    tail_type = tail_id = feats_shape = False
-    bad_tail = 0
-    pair = pair_start = pair_end = pair_a = pair_b = 0  # the first bad feature pair: code, value, numbers
+    arity = count = bad_tail = pair_start = pair_end = pair_a = pair_b = 0
+    tails = feats = -1  # the first problem of the "tail" and of the "feats" value (0: none, -1: not given)
     rule_s = rule_e = -1
     i = _ws(buf, s + 1, n)
-    end = -1
-    if buf[i] == 125:
-        end = i + 1
+    end = i + 1 if buf[i] == 125 else -1
     while end < 0:
         key_end = _string_fast(buf, i)
         if _has_backslash(buf, i, key_end):
@@ -781,90 +970,17 @@ def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no c
         vs = _ws(buf, _ws(buf, key_end, n) + 1, n)
         ve = -1
         if _is(buf, i, key_end, _K_TAIL):
-            if tail_seen:
+            if tails >= 0 or buf[vs] == 123:
                 return _FALLBACK, 0
-            tail_seen = True
-            if buf[vs] == 123:
+            tails, bad_tail, arity, ve = _tail_list(buf, vs, n, head, out.tails, sizes[_TAILS])
+            if tails == _FALLBACK:
                 return _FALLBACK, 0
-            if buf[vs] != 91:
-                tail_type = True
-            else:
-                j, ve = _open(buf, vs, n)
-                while j >= 0:
-                    te = _skip(buf, j)
-                    if not tail_type:
-                        if _int_token(buf, j, te):
-                            ok, t = parse_integer(buf, j, te)
-                            if not ok:
-                                return _FALLBACK, 0
-                            if (t < 0 or t >= head) and not tail_id:
-                                tail_id, bad_tail = True, t
-                            out.tails[t0 + arity] = t
-                            arity += 1
-                        else:
-                            tail_type = True
-                    j, ve = _after(buf, te, n)
         elif _is(buf, i, key_end, _K_FEATS):
-            if feats_seen:
+            if feats >= 0 or buf[vs] == 123:
                 return _FALLBACK, 0
-            feats_seen = True
-            if buf[vs] == 123:
-                return _FALLBACK, 0
-            if buf[vs] != 91:
-                feats_shape = True
-            else:
-                items = 0
-                name = 0
-                j, ve = _open(buf, vs, n)
-                while j >= 0:
-                    fe = _skip(buf, j)
-                    if pair != 0:
-                        pass
-                    elif items % 2 == 0:  # a name, or an index into "features"
-                        if buf[j] == 34:
-                            a2, b2 = _text(buf, j, fe, out)
-                            if a2 < 0:
-                                return _FALLBACK, 0
-                            name = intern(names, buf, a2, b2)
-                            if name < 0:
-                                return TABLE_FULL, 0
-                        elif _int_token(buf, j, fe):
-                            ok, fid = parse_integer(buf, j, fe)
-                            if not ok:
-                                return _FALLBACK, 0
-                            known = max(sizes[_NAMES], 0)
-                            if fid < 0 or fid >= known:
-                                pair, pair_a, pair_b = _FID_RANGE, fid, known
-                            else:
-                                name = out.feature_list[fid]
-                        else:
-                            pair, pair_start, pair_end = _FID_TYPE, j, fe
-                    else:  # its value
-                        kind = _value_kind(buf, j, fe)
-                        if kind == _OTHER:
-                            pair, pair_start, pair_end, pair_a = _VALUE_TYPE, j, fe, name
-                        elif kind == _NONFINITE:
-                            pair, pair_a = _VALUE_INF, name
-                        else:
-                            exact, x = parse_decimal(buf, j, fe)
-                            overflow = 0 if exact else _overflow(buf, j, fe)
-                            if overflow == 2 and kind == _FLOAT:
-                                pair, pair_a = _VALUE_INF, name
-                            elif overflow > 0:  # 1e308 and up, or an integer json's float(int) refuses
-                                return _FALLBACK, 0
-                            elif not exact:
-                                k = sizes[_FLAGGED]
-                                out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2] = f0 + count, j, fe
-                                sizes[_FLAGGED] += 1
-                            elif kind == _INT and x == 0.0:
-                                x = 0.0  # the integer -0 is 0
-                            if pair == 0:
-                                out.names[f0 + count] = name
-                                out.values[f0 + count] = x
-                                count += 1
-                    items += 1
-                    j, ve = _after(buf, fe, n)
-                feats_shape = items % 2 == 1
+            feats, pair_start, pair_end, pair_a, pair_b, count, ve = _feat_list(buf, vs, n, out, names)
+            if feats == _FALLBACK or feats == TABLE_FULL:
+                return feats, 0
         elif _is(buf, i, key_end, _K_RULE):
             if rule_s >= 0:
                 return _FALLBACK, 0
@@ -877,61 +993,17 @@ def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no c
             end = i + 1
         else:
             i = _ws(buf, i + 1, n)
-    if tail_type:
-        return _fail(d, _TAIL_TYPE, start, s, s, head, number, 0, 0), end
-    if tail_id:
-        return _fail(d, _TAIL_ID, start, s, s, head, number, bad_tail, 0), end
-    if feats_shape:
-        return _fail(d, _FEATS_SHAPE, start, s, s, head, number, 0, 0), end
-    if pair != 0:
-        return _fail(d, pair, start, pair_start, pair_end, head, number, pair_a, pair_b), end
-    # the target: the rule's, an inline rule's, or the tails in order (no rule)
-    g0 = sizes[_TARGET]
-    length = 0
-    if rule_s < 0 or buf[rule_s] == 110:
-        if g0 + arity > out.target.size:
-            return TABLE_FULL, 0
-        for k in range(arity):
-            out.target[g0 + k] = -(k + 1)
-        length = arity
-    elif buf[rule_s] == 34:
-        a2, b2 = _text(buf, rule_s, rule_e, out)
-        if a2 < 0:
-            return _FALLBACK, 0
-        length = _target(buf, a2, b2, words, out.target, g0)
-        if length == -1:
-            return _fail(d, _RULE_FORMAT, start, rule_s, rule_e, head, number, 0, 0), end
-        if length == -2:
-            return _FALLBACK, 0
-        if length == -3:
-            return TABLE_FULL, 0
-        for q in range(g0, g0 + length):
-            t = out.target[q]
-            if t < 0:
-                k = -t - 1
-                if k < 1 or k > arity:
-                    return _fail(d, _TARGET_TAIL, start, rule_s, rule_e, head, number, k, arity), end
-                out.target[q] = -k
-    elif _int_token(buf, rule_s, rule_e):
-        ok, rid = parse_integer(buf, rule_s, rule_e)
-        if not ok:
-            return _FALLBACK, 0
-        r = find_id(rule_ids, rid)
-        if r < 0 or out.rule_graphs[r] != sizes[_GRAPHS]:
-            return _fail(d, _UNKNOWN_RULE, start, rule_s, rule_e, head, number, 0, 0), end
-        if g0 + out.rule_ends[r] - out.rule_starts[r] > out.target.size:
-            return TABLE_FULL, 0
-        for q in range(out.rule_starts[r], out.rule_ends[r]):
-            t = out.rule_tokens[q]
-            if t < 0:
-                k = -t - 1
-                if k < 1 or k > arity:
-                    return _fail(d, _TARGET_TAIL, start, rule_s, rule_e, head, number, k, arity), end
-                t = -k
-            out.target[g0 + length] = t
-            length += 1
-    else:
-        return _fail(d, _UNKNOWN_RULE, start, rule_s, rule_e, head, number, 0, 0), end
+    if tails > 0:
+        return _fail(d, tails, start, s, s, head, number, bad_tail, 0), end
+    if feats == _FEATS_SHAPE:
+        return _fail(d, feats, start, s, s, head, number, 0, 0), end
+    if feats > 0:
+        return _fail(d, feats, start, pair_start, pair_end, head, number, pair_a, pair_b), end
+    code, length, k = _edge_target(buf, rule_s, rule_e, arity, out, words, rule_ids)
+    if code == _FALLBACK or code == TABLE_FULL:
+        return code, 0
+    if code != 0:
+        return _fail(d, code, start, rule_s, rule_e, head, number, k, arity), end
     edge = sizes[_EDGES]
     out.head[edge], out.arity[edge], out.target_lengths[edge], out.feature_counts[edge] = head, arity, length, count
     sizes[_EDGES] += 1
