@@ -51,7 +51,6 @@ import numba
 import numpy as np
 
 from hypertune import compiled
-from hypertune.algorithms.intersect import NgramIntersection, intersect_ngrams
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu
@@ -60,6 +59,7 @@ from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
 from hypertune.metrics.bleu import bleu_plus_one
 from hypertune.metrics.linear_bleu import linear_bleu_gain
 from hypertune.tuners.corpus import TuningSet, model_best_rows
+from hypertune.tuners.ngram_edges import NgramEdges
 
 GainKind = Literal["background", "bleu+1", "linear"]
 GAINS: tuple[str, ...] = ("background", "bleu+1", "linear")
@@ -522,7 +522,7 @@ class _Sentence:
     target_offsets: np.ndarray  # the target without boundary words, in local ids
     target: np.ndarray
     refs: ReferenceNgrams
-    intersection: NgramIntersection | None = None
+    split: NgramEdges | None = None
     gram_gains: np.ndarray | None = None
 
 
@@ -711,37 +711,17 @@ class HopeFearDecoder:
     ) -> np.ndarray:
         if gain.kind != "linear":
             raise UsageError("exact hope/fear search needs the linear BLEU gain (it decomposes over n-grams)")
-        hg = self.tuning_set.graphs[sentence]
-        if data.intersection is None or data.gram_gains is None:
-            inter = intersect_ngrams(hg, self.max_order, self._skip.tolist())
-            present = set()
-            for r in self.tuning_set.references[sentence]:
-                ref = tuple(int(x) for x in self.tuning_set.vocabulary.indices(r.split()))
-                for n in range(1, self.max_order + 1):
-                    present.update(ref[i : i + n] for i in range(len(ref) - n + 1))
+        if data.split is None or data.gram_gains is None:
+            split = NgramEdges.of(self.tuning_set, sentence, self.max_order, self._skip.tolist())
             # column 0: words an edge creates (c1); column n: its n-grams found in a reference (unclipped m_n)
-            per_order = np.zeros((inter.graph.num_edges, self.max_order + 1))
-            if inter.grams.shape[0]:
-                edge_of_gram = np.repeat(np.arange(inter.graph.num_edges), np.diff(inter.gram_offsets))
-                hits = np.fromiter(
-                    (
-                        tuple(int(x) for x in row[:n]) in present
-                        for row, n in zip(inter.grams, inter.gram_orders, strict=True)
-                    ),
-                    dtype=bool,
-                    count=inter.grams.shape[0],
-                )
-                np.add.at(per_order, (edge_of_gram, inter.gram_orders), hits.astype(np.float64))
-                unigrams = inter.gram_orders == 1
-                np.add.at(per_order[:, 0], edge_of_gram[unigrams], 1.0)
-            data.intersection, data.gram_gains = inter, per_order
-        inter = data.intersection
+            data.split, data.gram_gains = split, np.column_stack([split.counts[:, 0], split.unclipped_matches()])
+        split = data.split
         gains = data.gram_gains @ gain.theta
-        split_scores = model_weight * scores[inter.edge_origin] + bleu_weight * gains
-        g = inter.graph
+        split_scores = model_weight * scores[split.origin] + bleu_weight * gains
+        g = split.graph
         _, best_edge = compiled.viterbi_inside(g.node_offsets, g.tail_offsets, g.tails, split_scores)
         split_edges = _derivation_edges(best_edge, g.tail_offsets, g.tails, g.goal)
-        return inter.edge_origin[split_edges]
+        return split.origin[split_edges]
 
     # ------------------------------------------------------------------ public API
     def hope_fear(

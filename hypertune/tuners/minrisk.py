@@ -26,22 +26,21 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
 from hypertune.algorithms.expectations import inside_outside, score_gradient
-from hypertune.algorithms.intersect import intersect_ngrams
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs, from_kbest
 from hypertune.metrics import BleuMetric
-from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
     OBJECTIVES,
     ExpectedBleu,
@@ -537,7 +536,7 @@ def _linear_bleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray
             graphs.append(hg)
             sources.append((hg, None))
         else:
-            split = _NgramEdges.of(tuning_set, s, order)
+            split = NgramEdges.of(tuning_set, s, order)
             gain = split.counts[:, 0] * theta[0] + split.unclipped_matches() @ theta[1:]
             graphs.append(split.graph)
             sources.append((hg, split.origin))
@@ -558,7 +557,7 @@ def _xbleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, orde
             graphs.append(hg)
             sources.append((hg, None))
         else:
-            split = _NgramEdges.of(tuning_set, s, order)
+            split = NgramEdges.of(tuning_set, s, order)
             block = np.zeros((split.graph.num_edges, 2 * order + 1))
             block[:, 1 : 2 * order : 2] = split.counts
             block[split.goal_edges(), 2 * order] = best[s, 2 * order]
@@ -581,81 +580,3 @@ def _xbleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, orde
         np.concatenate(clip_limits) if clip_limits else None,
     )
     return _space(graphs, sources, sp.hstack([sp.vstack(stats), counts], format="csr"), objective)
-
-
-@dataclass
-class _NgramEdges:
-    """A lattice or forest split by n-gram state (split edge ``e`` copies original edge ``origin[e]``), with
-    what each split edge adds to BLEU's statistics:
-    ``counts`` (edges, N), the n-grams of each order it creates, and ``gram_edge``/``gram_type`` for every
-    created n-gram that occurs in a reference (``gram_type`` indexes this sentence's distinct reference
-    n-grams, whose orders and largest counts in one reference are ``ref_orders``, ``ref_limits``)."""
-
-    graph: Hypergraph
-    origin: np.ndarray
-    order: int
-    counts: np.ndarray
-    gram_edge: np.ndarray
-    gram_type: np.ndarray
-    ref_orders: np.ndarray
-    ref_limits: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    @classmethod
-    def of(cls, tuning_set: TuningSet, sentence: int, order: int) -> _NgramEdges:
-        hg = tuning_set.graphs[sentence]
-        vocabulary = hg.vocabulary
-        skip = [i for i in (vocabulary.get(SENTENCE_START), vocabulary.get(SENTENCE_END)) if i is not None]
-        split = intersect_ngrams(hg, order, skip)
-        edges = split.graph.num_edges
-        edge_of_gram = np.repeat(np.arange(edges), np.diff(split.gram_offsets))
-        counts = np.zeros((edges, order))
-        np.add.at(counts, (edge_of_gram, split.gram_orders - 1), 1.0)
-        ref_rows, ref_limits = _reference_ngrams(tuning_set, sentence, order)
-        types = _find_rows(split.grams, ref_rows)
-        hit = types >= 0
-        ref_orders = (ref_rows >= 0).sum(axis=1) if ref_rows.size else np.zeros(0, dtype=np.int64)
-        return cls(split.graph, split.edge_origin, order, counts, edge_of_gram[hit], types[hit], ref_orders, ref_limits)
-
-    def unclipped_matches(self) -> np.ndarray:
-        """(edges, N): the created n-grams of each order that occur in some reference."""
-        out = np.zeros((self.graph.num_edges, self.order))
-        np.add.at(out, (self.gram_edge, self.ref_orders[self.gram_type] - 1), 1.0)
-        return out
-
-    def goal_edges(self) -> np.ndarray:
-        """The goal's in-edges: every derivation uses exactly one, so a per-sentence constant sits there."""
-        graph = self.graph
-        return np.arange(graph.node_offsets[graph.goal], graph.node_offsets[graph.goal + 1])
-
-
-def _reference_ngrams(tuning_set: TuningSet, sentence: int, order: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct n-grams (orders 1..N) of a sentence's references as rows of word ids padded with -1,
-    and each one's largest count in a single reference (BLEU's clipping limit)."""
-    limits: dict[tuple[int, ...], int] = {}
-    metric = tuning_set.metric
-    for reference in tuning_set.references[sentence]:
-        ids = [int(i) for i in metric.ids(reference)]  # type: ignore[attr-defined]
-        counts: dict[tuple[int, ...], int] = {}
-        for n in range(1, order + 1):
-            for i in range(len(ids) - n + 1):
-                gram = tuple(ids[i : i + n])
-                counts[gram] = counts.get(gram, 0) + 1
-        for gram, count in counts.items():
-            limits[gram] = max(limits.get(gram, 0), count)
-    rows = np.full((len(limits), order), -1, dtype=np.int64)
-    for k, gram in enumerate(limits):
-        rows[k, : len(gram)] = gram
-    return rows, np.fromiter(limits.values(), dtype=np.float64, count=len(limits))
-
-
-def _find_rows(rows: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """For every row of ``rows``, the index of the equal row of ``table`` (distinct rows), or -1."""
-    if not rows.shape[0] or not table.shape[0]:
-        return np.full(rows.shape[0], -1, dtype=np.int64)
-    width = rows.shape[1]
-    joined = np.ascontiguousarray(np.vstack([table, rows]))
-    keys = joined.view(np.dtype((np.void, joined.dtype.itemsize * width))).ravel()
-    _, inverse = np.unique(keys, return_inverse=True)
-    position = np.full(inverse.max() + 1, -1, dtype=np.int64)
-    position[inverse[: table.shape[0]]] = np.arange(table.shape[0])
-    return position[inverse[table.shape[0] :]]
