@@ -1,0 +1,104 @@
+"""``hypertune oracle``: the best translation each search space holds under the metric (BLEU oracles)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from hypertune.cli import COMMANDS
+
+EXAMPLE = """examples:
+  hypertune oracle nbest.gz --refs ref.0 ref.1 --method kbest
+  hypertune oracle forests/ --refs ref. --method partial --weights w --out oracles.txt
+  hypertune oracle forests/ --refs ref. --method corpus --json
+  hypertune oracle lattices.plf --refs ref --method exact --max-strings 500000
+
+Methods (see docs/oracle.md): kbest (k-best lists, exact, any sentence metric), linear (Viterbi under linear
+BLEU over the n-gram-split graph, exact for that gain), partial (BLEU+1 of each node's best partial
+derivation, approximate), exact (every distinct string, up to --max-strings), corpus (greedy corpus-BLEU
+oracle from the sentence oracles of --start-method). The sentence metric is BLEU+1 unless --metric says
+otherwise; the corpus line is corpus BLEU of the oracle translations.
+"""
+
+
+def register(subparsers: Any) -> None:
+    from hypertune.cli.common import add_output_options
+    from hypertune.cli.tuning import add_input_options, add_metric_options
+    from hypertune.tuners.oracle import METHODS, VARIANTS
+
+    parser = subparsers.add_parser(
+        "oracle",
+        help=COMMANDS["oracle"],
+        description="Find the oracle translation of every sentence's k-best list, lattice or forest: the one "
+        "the metric likes best, exactly or by the standard approximations.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    add_metric_options(parser)
+    parser.set_defaults(metric="bleu+1")
+    parser.add_argument("--method", choices=METHODS, default="partial", help="default: partial")
+    parser.add_argument(
+        "--start-method",
+        choices=METHODS[:-1],
+        default="partial",
+        help="corpus: the sentence oracles it starts from (default partial)",
+    )
+    parser.add_argument(
+        "--variant", choices=VARIANTS, default="best-switch", help="corpus: greedy best switch (default) or "
+        "sentences one at a time in a seeded order"
+    )  # fmt: skip
+    parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="model weights (default 0)")
+    parser.add_argument("--linear-p", type=float, metavar="P", help="linear: unigram precision p")
+    parser.add_argument("--linear-r", type=float, metavar="R", help="linear: precision ratio r")
+    parser.add_argument(
+        "--max-strings", type=int, default=100_000, metavar="N", help="exact: most distinct strings per graph"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="corpus --variant sentence-order: the order's seed")
+    parser.add_argument("--out", "-o", metavar="FILE", help="write the oracle translations, one per line")
+    add_output_options(parser)
+    parser.set_defaults(run=run, outputs=("out",))
+
+
+def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.common import emit, percent, write_or_print
+    from hypertune.cli.tuning import load_tuning_set, load_weights
+    from hypertune.formats.io import write_atomically
+    from hypertune.tuners.oracle import OracleSearch
+    from hypertune.weights import Weights
+
+    tuning_set = load_tuning_set(args)
+    weights = load_weights(args.weights, tuning_set, args)[0] if args.weights else Weights()
+    search = OracleSearch(
+        method=args.method,
+        start_method=args.start_method,
+        variant=args.variant,
+        linear_p=args.linear_p,
+        linear_r=args.linear_r,
+        max_strings=args.max_strings,
+        seed=args.seed,
+    )
+    result = search.run(tuning_set, weights)
+    texts = "".join(f"{o.text}\n" for o in result.oracles)
+    if args.out:
+        write_or_print(texts, args.out, "oracle translations", lambda: write_atomically(args.out, texts))
+    ids = tuning_set.sentence_ids
+    lines = [f"{ids[o.sentence]}\t{o.score:.4f}\t{o.text}" for o in result.oracles] if not args.out else []
+    lines.append(
+        f"oracle BLEU {percent(result.bleu)} ({len(tuning_set)} sentences, method {result.method}, "
+        f"{result.seconds:.2f} s)" + (f"; written to {args.out}" if args.out else "")
+    )
+    payload = {
+        "oracle_bleu": result.bleu,
+        "method": result.method,
+        "metric": args.metric,
+        "sentences": [
+            {"id": ids[o.sentence], "text": o.text, "score": o.score, "model_score": o.model_score}
+            for o in result.oracles
+        ],
+        "seconds": result.seconds,
+        "output": args.out,
+        **result.details,
+    }
+    emit(args, "\n".join(lines), payload)
+    return 0

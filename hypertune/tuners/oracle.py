@@ -1,0 +1,415 @@
+"""Oracles: the translation in each search space that the metric likes best (see docs/oracle.md).
+
+Methods (``method=``):
+
+``kbest``
+    k-best lists: the exact sentence oracle under the tuning set's metric, any metric (BLEU+1 by default,
+    chrF, TER, ...). Lattices and forests are refused; use one of the graph methods.
+``linear``
+    Viterbi under the linear-BLEU gain (Tromble et al. 2008; Sokolov et al. 2012's LB-4g) over the graph
+    split by (N−1)-word state: exact for that gain.
+``partial``
+    Viterbi with the BLEU+1 of the statistics of each node's best partial derivation (Li & Khudanpur 2009;
+    Sokolov et al.'s PB): clipped matches, brevity penalty against the reference length prorated by
+    source coverage (Moses hypergraphs) or the node's position -- the approximate hope search of
+    :mod:`hypertune.tuners.hope_fear` with the model score left out. One state per node.
+``exact``
+    The true sentence oracle: every distinct string of the graph, best derivation first
+    (:class:`~hypertune.algorithms.kbest.LazyKBest`), scored exactly; refused above ``max_strings``.
+``corpus``
+    The greedy corpus oracle (survey Fig. 2): from the sentence oracles of ``start_method``, repeatedly
+    switch the one sentence whose switch raises corpus BLEU most, until no switch helps. On lattices and
+    forests each pass first draws a new candidate per sentence from the graph by the ``partial`` search
+    against the corpus's current statistics (cicada's hill climbing). ``variant="sentence-order"`` visits
+    sentences one at a time in a seeded order instead (Chiang et al. 2008's oracle).
+
+Every method returns per sentence the oracle's words, features, model score under the weights (all 0
+without weights) and exact statistics recomputed from its words. Among candidates with equal metric
+score the higher model score wins, then (k-best lists and ``exact``) the lexicographically greater
+string; graph searches break remaining ties by the first in-edge.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from hypertune.algorithms.kbest import LazyKBest
+from hypertune.errors import InputError, UsageError
+from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.metrics.bleu import bleu_score
+from hypertune.metrics.linear_bleu import estimate_precisions
+from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.ngram_edges import NgramEdges
+from hypertune.weights import Weights
+
+METHODS = ("kbest", "linear", "partial", "exact", "corpus")
+VARIANTS = ("best-switch", "sentence-order")
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """One sentence's oracle: its words (boundary words dropped), sparse features, model score ``w·h``, exact
+    metric statistics and sentence score."""
+
+    sentence: int
+    words: list[str]
+    features: dict[str, float]
+    model_score: float
+    stats: np.ndarray
+    score: float
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass
+class OracleResult:
+    """Every sentence's oracle, the corpus statistics and the corpus metric of the oracle translations
+    (``bleu``, 0-1: plain corpus BLEU for the BLEU family, see :func:`corpus_score`), the method and how long
+    the search took."""
+
+    oracles: list[Oracle]
+    corpus_stats: np.ndarray
+    bleu: float
+    method: str
+    seconds: float = 0.0
+    details: dict[str, object] = field(default_factory=dict)
+
+
+class OracleSearch:
+    """Oracle search with options in the constructor and one ``run(tuning_set, weights)`` (see the module
+    docstring). ``linear_p``/``linear_r``: Tromble's p and r for ``linear`` (default: estimated from the
+    model-best statistics under ``weights``). ``max_strings``: the most distinct strings ``exact``
+    enumerates per graph. ``seed``: the sentence order of ``variant="sentence-order"``."""
+
+    def __init__(
+        self,
+        *,
+        method: str = "partial",
+        start_method: str = "partial",
+        variant: str = "best-switch",
+        linear_p: float | None = None,
+        linear_r: float | None = None,
+        max_strings: int = 100_000,
+        passes: int = 10,
+        seed: int = 0,
+    ) -> None:
+        if method not in METHODS:
+            raise UsageError(f"unknown oracle method {method!r}; choose one of {', '.join(METHODS)}")
+        if start_method not in METHODS or start_method == "corpus":
+            raise UsageError(f"--start-method must be a sentence method ({', '.join(METHODS[:-1])})")
+        if variant not in VARIANTS:
+            raise UsageError(f"unknown corpus oracle variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        if (linear_p is None) != (linear_r is None):
+            raise UsageError("give both --linear-p and --linear-r, or neither (both are then estimated)")
+        self.method = method
+        self.start_method = start_method
+        self.variant = variant
+        self.linear_p, self.linear_r = linear_p, linear_r
+        self.max_strings = max_strings
+        self.passes = passes
+        self.seed = seed
+
+    def run(self, tuning_set: TuningSet, weights: Weights | None = None) -> OracleResult:
+        started = time.perf_counter()
+        search = _Search(self, tuning_set, weights or Weights())
+        method = self.method
+        if method == "corpus":
+            chosen = search.corpus()
+        else:
+            chosen = [search.sentence_oracle(s, method) for s in range(len(tuning_set))]
+        oracles = [search.describe(s, edges) for s, edges in enumerate(chosen)]
+        total = np.sum([o.stats for o in oracles], axis=0)
+        bleu = corpus_score(tuning_set, total)
+        return OracleResult(oracles, total, bleu, method, time.perf_counter() - started, search.details)
+
+
+class _Search:
+    """One run: the tuning set, weights, the hope/fear decoder that walks graphs, cached split graphs."""
+
+    def __init__(self, options: OracleSearch, tuning_set: TuningSet, weights: Weights) -> None:
+        self.options = options
+        self.tuning_set = tuning_set
+        self.w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
+        self.decoder = HopeFearDecoder(tuning_set)
+        self.metric = tuning_set.metric
+        self.sign = 1.0 if getattr(self.metric, "higher_is_better", True) else -1.0
+        self.order = getattr(self.metric, "max_order", 4)
+        self.split: dict[int, tuple[NgramEdges, np.ndarray]] = {}
+        self._linear: LinearBleu | None = None
+        self.details: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ one sentence
+    def sentence_oracle(self, sentence: int, method: str) -> np.ndarray:
+        """Pre-order edges of ``sentence``'s oracle under a sentence method."""
+        hg = self.tuning_set.graphs[sentence]
+        if hg.is_kbest:
+            return np.asarray([self._kbest(sentence), 0])
+        if method == "kbest":
+            raise UsageError("--method kbest is for k-best lists; lattices and forests take linear, partial or exact")
+        scores = self.decoder.edge_scores(sentence, self.w)
+        if method == "linear":
+            return self._linear_oracle(sentence, scores)
+        if method == "partial":
+            return self.decoder._forest(sentence, scores, Gain("bleu+1", self.order), 0.0, 1.0)
+        return self._exact(sentence, scores)
+
+    def _kbest(self, sentence: int) -> int:
+        stats = self.decoder._kbest(sentence)[1:]
+        scores = self.sign * np.asarray(self.metric.score(stats), dtype=np.float64)
+        model = self.decoder.edge_scores(sentence, self.w)[1:]
+        return 1 + _best_of(scores, model, lambda i: self._text(sentence, np.asarray([i + 1, 0])))
+
+    def _text(self, sentence: int, edges: np.ndarray) -> str:
+        return self.tuning_set.text(self.decoder.words(sentence, edges))
+
+    def _linear_oracle(self, sentence: int, scores: np.ndarray) -> np.ndarray:
+        if sentence not in self.split:
+            split = NgramEdges.of(self.tuning_set, sentence, self.order, self.decoder._skip.tolist())
+            gains = np.column_stack([split.counts[:, 0], split.unclipped_matches()]) @ self.linear().theta
+            self.split[sentence] = (split, gains)
+        split, gains = self.split[sentence]
+        g = split.graph
+        best_edge = _lexicographic_viterbi(g.node_offsets, g.tail_offsets, g.tails, gains, scores[split.origin])
+        return split.origin[g.derivation_from_backpointers(best_edge).edges()]
+
+    def linear(self) -> LinearBleu:
+        if self._linear is None:
+            options = self.options
+            if options.linear_p is None:
+                try:
+                    p, r = estimate_precisions(ModelBest(self.tuning_set).stats(self.w), self.order)
+                except InputError as error:
+                    raise UsageError(
+                        f"{error} in the model-best translations; give --linear-p and --linear-r"
+                    ) from None
+            else:
+                p, r = float(options.linear_p), float(options.linear_r)
+            self._linear = LinearBleu(p, r, bleu=BleuMetric(max_order=self.order))
+            self.details.update(linear_p=p, linear_r=r)
+        return self._linear
+
+    def _exact(self, sentence: int, scores: np.ndarray) -> np.ndarray:
+        hg = self.tuning_set.graphs[sentence]
+        limit = self.options.max_strings
+        found = list(LazyKBest(hg, scores, unique=True).best(limit + 1))
+        if len(found) > limit:
+            raise UsageError(
+                f"sentence {self.tuning_set.sentence_ids[sentence]}: more than {limit} distinct strings; the exact "
+                "oracle enumerates them all (raise --max-strings, or use --method partial or linear)"
+            )
+        yields = [self.decoder.words(sentence, np.asarray(d.edges())) for _, d in found]
+        stats = self.decoder.stats_of(sentence, yields)
+        metric_scores = self.sign * np.asarray(self.metric.score(stats), dtype=np.float64)
+        model = np.asarray([s for s, _ in found])
+        best = _best_of(metric_scores, model, lambda i: self.tuning_set.text(yields[i]))
+        return np.asarray(found[best][1].edges())
+
+    # ------------------------------------------------------------------ the corpus oracle
+    def corpus(self) -> list[np.ndarray]:
+        """The greedy corpus oracle (see the module docstring): per sentence a set of candidates (a k-best
+        list's every entry; a graph's start oracle plus one new candidate per pass), switched greedily."""
+        if not isinstance(self.metric, BleuMetric):
+            raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
+        tuning_set = self.tuning_set
+        candidates: list[list[np.ndarray]] = []
+        for s, hg in enumerate(tuning_set.graphs):
+            if hg.is_kbest:
+                candidates.append([np.asarray([e, 0]) for e in self._distinct_rows(s)])
+            else:
+                candidates.append([self.sentence_oracle(s, self.options.start_method)])
+        stats = [self._candidate_stats(s, c) for s, c in enumerate(candidates)]
+        current = np.zeros(len(candidates), dtype=np.int64)  # every sentence starts from its sentence oracle
+        passes = 0
+        for passes in range(1, self.options.passes + 1):  # noqa: B007 - reported below
+            current = self._switch(stats, current)
+            if not self._draw(candidates, stats, current):
+                break
+        self.details.update(passes=passes)
+        return [candidates[s][int(current[s])] for s in range(len(candidates))]
+
+    def _distinct_rows(self, sentence: int) -> list[int]:
+        """A k-best list's hypothesis edges with distinct statistics, the sentence oracle first; among equal
+        statistics the one the tie rule prefers (higher model score, then greater string)."""
+        stats = self.decoder._kbest(sentence)[1:]
+        model = self.decoder.edge_scores(sentence, self.w)[1:]
+        _, group = np.unique(stats, axis=0, return_inverse=True)
+        group = group.ravel()
+        chosen = []
+        for g in range(group.max() + 1):
+            members = np.flatnonzero(group == g)
+            pick = _best_of(
+                np.zeros(members.size),
+                model[members],
+                lambda i, m=members: self._text(sentence, np.asarray([m[i] + 1, 0])),
+            )
+            chosen.append(int(members[pick]) + 1)
+        start = self._kbest(sentence)
+        start = next(e for e in chosen if group[e - 1] == group[start - 1])
+        return [start] + [e for e in chosen if e != start]
+
+    def _candidate_stats(self, sentence: int, edges: list[np.ndarray]) -> np.ndarray:
+        if self.tuning_set.graphs[sentence].is_kbest:
+            return self.decoder._kbest(sentence)[[int(e[0]) for e in edges]]
+        return self.decoder.stats_of(sentence, [self.decoder.words(sentence, e) for e in edges])
+
+    def _switch(self, stats: list[np.ndarray], current: np.ndarray) -> np.ndarray:
+        rows = np.vstack(stats)
+        owner = np.repeat(np.arange(len(stats)), [s.shape[0] for s in stats])
+        starts = np.concatenate(([0], np.cumsum([s.shape[0] for s in stats])))
+        order = np.arange(len(stats))
+        if self.options.variant == "sentence-order":
+            order = np.random.default_rng(self.options.seed).permutation(len(stats))
+        best_switch = self.options.variant == "best-switch"
+        chosen = greedy_corpus_oracle(rows, owner, starts, current + starts[:-1], order, self.order, best_switch)
+        return chosen - starts[:-1]
+
+    def _draw(self, candidates: list[list[np.ndarray]], stats: list[np.ndarray], current: np.ndarray) -> bool:
+        """One new candidate per graph sentence: the partial search with BLEU taken against the corpus's
+        current statistics without this sentence. True when some candidate is new."""
+        total = np.sum([stats[s][current[s]] for s in range(len(stats))], axis=0)
+        added = False
+        for s, hg in enumerate(self.tuning_set.graphs):
+            if hg.is_kbest:
+                continue
+            gain = Gain("background", self.order)
+            background = total - stats[s][current[s]]
+            scores = self.decoder.edge_scores(s, self.w)
+            edges = self.decoder._forest(s, scores, _against(gain, background), 0.0, 1.0)
+            if not any(np.array_equal(edges, c) for c in candidates[s]):
+                candidates[s].append(edges)
+                stats[s] = np.vstack([stats[s], self._candidate_stats(s, [edges])])
+                added = True
+        return added
+
+    # ------------------------------------------------------------------ output
+    def describe(self, sentence: int, edges: np.ndarray) -> Oracle:
+        """The oracle with its features, model score and exact statistics (a list's own for k-best input)."""
+        hg = self.tuning_set.graphs[sentence]
+        words = self.decoder.words(sentence, edges)
+        if hg.is_kbest:
+            stats = self.decoder._kbest(sentence)[int(edges[0])]
+        else:
+            stats = self.decoder.stats_of(sentence, [words])[0]
+        features = np.asarray(hg.feature_matrix(self.w.size)[edges].sum(axis=0)).ravel()
+        names = self.tuning_set.feature_space.names
+        return Oracle(
+            sentence,
+            self.tuning_set.vocabulary.words(words),
+            {names[i]: float(features[i]) for i in np.flatnonzero(features)},
+            float(features @ self.w),
+            stats,
+            float(self.metric.score(stats)),
+        )
+
+
+def corpus_score(tuning_set: TuningSet, total: np.ndarray) -> float:
+    """The corpus metric of summed statistics: plain corpus BLEU for every smoothed sentence BLEU (BLEU+1
+    smooths sentences, not corpora), else the metric's own corpus score."""
+    metric = tuning_set.metric
+    if isinstance(metric, BleuMetric) and metric.ref_length != "ibm":
+        return float(bleu_score(total, metric.max_order))
+    return float(tuning_set.score(total))
+
+
+def _against(gain: Gain, background: np.ndarray) -> Gain:
+    """``gain`` scored against a fixed pseudo-corpus ``background`` (the corpus without this sentence)."""
+    other = gain.copy()
+    other.background = np.asarray(background, dtype=np.float64).copy()
+    return other
+
+
+def _best_of(scores: np.ndarray, model: np.ndarray, text) -> int:  # noqa: ANN001
+    """The index with the highest score, then the highest model score, then the greatest string. Scores
+    within 1e-12 (model scores within 1e-9) of the best are ties: two formulas of one BLEU differ in the
+    last digit."""
+    best = scores.max()
+    top = np.flatnonzero(scores >= best - 1e-12 * max(1.0, abs(best)))
+    if top.size > 1:
+        best = model[top].max()
+        top = top[model[top] >= best - 1e-9 * max(1.0, abs(best))]
+    if top.size > 1:
+        return int(max(top, key=text))
+    return int(top[0])
+
+
+@numba.njit(cache=True, nogil=True)
+def _lexicographic_viterbi(node_offsets, tail_offsets, tails, primary, secondary):  # pragma: no cover - compiled
+    """Back-pointers of the best derivation by ``(Σ primary, Σ secondary)`` compared lexicographically (the
+    first in-edge on full ties); ``primary`` sums equal to 1e-9 (relative) count as ties."""
+    n = node_offsets.size - 1
+    best = np.full(n, -np.inf)
+    second = np.full(n, -np.inf)
+    best_edge = np.full(n, -1, dtype=np.int64)
+    for v in range(n):
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            x, y = primary[e], secondary[e]
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                x += best[tails[k]]
+                y += second[tails[k]]
+            margin = 1e-9 * max(1.0, abs(x), abs(best[v]))
+            if best_edge[v] < 0 or x > best[v] + margin or (abs(x - best[v]) <= margin and y > second[v]):
+                best[v], second[v], best_edge[v] = x, y, e
+    return best_edge
+
+
+@numba.njit(cache=True, nogil=True)
+def _log_bleu(total, order):  # pragma: no cover - compiled
+    """Corpus log BLEU of summed statistics (-inf when some order has no match)."""
+    value = 0.0
+    for n in range(order):
+        if total[2 * n] <= 0.0 or total[2 * n + 1] <= 0.0:
+            return -np.inf
+        value += np.log(total[2 * n]) - np.log(total[2 * n + 1])
+    value /= order
+    if total[1] < total[2 * order]:
+        value += 1.0 - total[2 * order] / total[1]
+    return value
+
+
+@numba.njit(cache=True, nogil=True)
+def greedy_corpus_oracle(rows, owner, starts, current, visit, max_order, best_switch):  # pragma: no cover - compiled
+    """Greedy corpus-BLEU oracle over candidate statistics ``rows`` (sentence ``s`` owns rows
+    ``starts[s]:starts[s+1]``), from the chosen rows ``current``. ``best_switch``: each round switches the one
+    sentence whose switch raises corpus BLEU most (survey Fig. 2); otherwise sentences are visited in
+    ``visit`` order, each taking its best candidate given the others, until a pass changes nothing."""
+    chosen = current.copy()
+    total = np.zeros(rows.shape[1])
+    for s in range(chosen.size):
+        total += rows[chosen[s]]
+    now = _log_bleu(total, max_order)
+    trial = np.empty(rows.shape[1])
+    while True:
+        best_gain, best_row = 0.0, -1
+        changed = False
+        for k in range(visit.size):
+            s = visit[k]
+            for r in range(starts[s], starts[s + 1]):
+                if r == chosen[s]:
+                    continue
+                for j in range(rows.shape[1]):
+                    trial[j] = total[j] - rows[chosen[s], j] + rows[r, j]
+                gain = _log_bleu(trial, max_order) - now
+                if gain > best_gain + 1e-12:
+                    best_gain, best_row = gain, r
+            if not best_switch and best_row >= 0:
+                total += rows[best_row] - rows[chosen[s]]
+                chosen[s] = best_row
+                now = _log_bleu(total, max_order)
+                best_gain, best_row, changed = 0.0, -1, True
+        if best_switch:
+            if best_row < 0:
+                break
+            s = owner[best_row]
+            total += rows[best_row] - rows[chosen[s]]
+            chosen[s] = best_row
+            now = _log_bleu(total, max_order)
+        elif not changed:
+            break
+    return chosen
