@@ -156,3 +156,24 @@ def test_exact_refuses_graphs_above_the_limit(shared, capsys):
     code = main(["oracle", str(forest), "--refs", str(refs), "--method", "exact", "--max-strings", "1000"])
     assert code == 2
     assert "more than 1000 distinct strings" in capsys.readouterr().err
+
+
+@given(hypergraphs(max_nodes=6, max_derivations=400), st.sampled_from(["a b c", "a a b d", "c d a b c"]))
+def test_partial_with_one_state_is_the_hope_search_without_the_model(hg, reference):
+    from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+
+    tuning_set = bleu_plus_one_set([hg], [[reference]])
+    found = OracleSearch(method="partial", beam=1).run(tuning_set).oracles[0]
+    decoder = HopeFearDecoder(tuning_set)
+    edges = decoder._forest(0, decoder.edge_scores(0, np.zeros(3)), Gain("bleu+1"), 0.0, 1.0)
+    assert found.text == tuning_set.text(decoder.words(0, edges))
+
+
+@given(hypergraphs(max_nodes=6, max_derivations=400), st.sampled_from(["a b c", "a a b d"]), st.integers(2, 6))
+def test_partial_with_a_beam_returns_a_derivation_of_the_graph(hg, reference, beam):
+    tuning_set = bleu_plus_one_set([hg], [[reference]])
+    found = OracleSearch(method="partial", beam=beam).run(tuning_set).oracles[0]
+    strings = {tuning_set.text(hg.derivation_yield(d)) for d in enumerate_derivations(hg)}
+    assert found.text in strings
+    stats = tuning_set.yield_stats(0, [hg.vocabulary.indices(found.words)])[0]
+    assert found.score == pytest.approx(bleu_plus_one(stats, 4), abs=1e-12)

@@ -51,6 +51,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="model weights (default 0)")
     parser.add_argument("--linear-p", type=float, metavar="P", help="linear: unigram precision p")
     parser.add_argument("--linear-r", type=float, metavar="R", help="linear: precision ratio r")
+    parser.add_argument("--beam", "-k", type=int, default=1, metavar="K", help="partial: states per node (default 1)")
     parser.add_argument(
         "--max-strings", type=int, default=100_000, metavar="N", help="exact: most distinct strings per graph"
     )
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         variant=args.variant,
         linear_p=args.linear_p,
         linear_r=args.linear_r,
+        beam=args.beam,
         max_strings=args.max_strings,
         seed=args.seed,
     )

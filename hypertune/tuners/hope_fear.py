@@ -314,7 +314,7 @@ class ReferenceNgrams(NamedTuple):
     base: int
 
 
-class _Scratch(NamedTuple):
+class SearchScratch(NamedTuple):
     """Work arrays of :func:`_forest_search`: an edge's word sequence and segments (see :func:`_sequence`),
     and the keys and orders of the n-grams it creates."""
 
@@ -325,7 +325,7 @@ class _Scratch(NamedTuple):
 
 
 @_jit
-def _count_new_ngrams(length, scratch, order, refs, stats):  # pragma: no cover - compiled
+def count_new_ngrams(length, scratch, order, refs, stats):  # pragma: no cover - compiled
     """Add to ``stats`` the n-grams an edge creates (not inside one tail, not across a gap): counts and
     matches clipped by the reference counts, as BLEU's m_n and c_n."""
     seq_word, seq_seg, gram_keys, gram_order = scratch
@@ -374,7 +374,7 @@ def _count_new_ngrams(length, scratch, order, refs, stats):  # pragma: no cover 
 
 
 @_jit
-def _keep_boundary_words(v, length, scratch, k, left, right, ylen):  # pragma: no cover - compiled
+def keep_boundary_words(v, length, scratch, k, left, right, ylen):  # pragma: no cover - compiled
     """Node ``v``'s first and last ``k`` words (``ylen[v]`` = how many, when fewer than ``k``) from its
     winning edge's sequence of ``length`` entries."""
     seq_word = scratch.seq_word
@@ -419,7 +419,7 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
     node_stats = np.zeros((n, size))
     model = np.zeros(n)
     best_edge = np.full(n, -1, dtype=np.int64)
-    scratch = _Scratch(
+    scratch = SearchScratch(
         np.empty(max_sequence, dtype=np.int64),
         np.empty(max_sequence, dtype=np.int64),
         np.empty(max_sequence * order, dtype=np.int64),
@@ -440,7 +440,7 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
                 u = tails[t]
                 for j in range(size - 1):
                     stats[j] += node_stats[u, j]
-            _count_new_ngrams(length, scratch, order, refs, stats)
+            count_new_ngrams(length, scratch, order, refs, stats)
             stats[size - 1] = fraction[v] * ref_len
             total = model_weight * inside
             if bleu_weight != 0.0:
@@ -454,7 +454,7 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
         for j in range(size):
             node_stats[v, j] = best_stats[j]
         length = _sequence(best_edge[v], forest, left, right, ylen, k, scratch.seq_word, scratch.seq_seg)
-        _keep_boundary_words(v, length, scratch, k, left, right, ylen)
+        keep_boundary_words(v, length, scratch, k, left, right, ylen)
     return best_edge, model, node_stats
 
 

@@ -12,7 +12,8 @@ Methods (``method=``):
     Viterbi with the BLEU+1 of the statistics of each node's best partial derivation (Li & Khudanpur 2009;
     Sokolov et al.'s PB): clipped matches, brevity penalty against the reference length prorated by
     source coverage (Moses hypergraphs) or the node's position -- the approximate hope search of
-    :mod:`hypertune.tuners.hope_fear` with the model score left out. One state per node.
+    :mod:`hypertune.tuners.hope_fear` with the model score left out, with a beam of ``beam`` states per
+    node (:mod:`hypertune.tuners.partial_bleu`; default 1).
 ``exact``
     The true sentence oracle: every distinct string of the graph, best derivation first
     (:class:`~hypertune.algorithms.kbest.LazyKBest`), scored exactly; refused above ``max_strings``.
@@ -43,8 +44,9 @@ from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.bleu import bleu_score
 from hypertune.metrics.linear_bleu import estimate_precisions
 from hypertune.tuners.corpus import ModelBest, TuningSet
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.hope_fear import ForestArrays, Gain, HopeFearDecoder
 from hypertune.tuners.ngram_edges import NgramEdges
+from hypertune.tuners.partial_bleu import beam_search
 from hypertune.weights import Weights
 
 METHODS = ("kbest", "linear", "partial", "exact", "corpus")
@@ -85,8 +87,9 @@ class OracleResult:
 class OracleSearch:
     """Oracle search with options in the constructor and one ``run(tuning_set, weights)`` (see the module
     docstring). ``linear_p``/``linear_r``: Tromble's p and r for ``linear`` (default: estimated from the
-    model-best statistics under ``weights``). ``max_strings``: the most distinct strings ``exact``
-    enumerates per graph. ``seed``: the sentence order of ``variant="sentence-order"``."""
+    model-best statistics under ``weights``). ``beam``: states per node of ``partial``. ``max_strings``:
+    the most distinct strings ``exact`` enumerates per graph. ``passes``: the most candidate-drawing passes
+    of ``corpus`` on graphs. ``seed``: the sentence order of ``variant="sentence-order"``."""
 
     def __init__(
         self,
@@ -96,6 +99,7 @@ class OracleSearch:
         variant: str = "best-switch",
         linear_p: float | None = None,
         linear_r: float | None = None,
+        beam: int = 1,
         max_strings: int = 100_000,
         passes: int = 10,
         seed: int = 0,
@@ -112,6 +116,9 @@ class OracleSearch:
         self.start_method = start_method
         self.variant = variant
         self.linear_p, self.linear_r = linear_p, linear_r
+        if beam < 1:
+            raise UsageError(f"--beam must be at least 1, got {beam}")
+        self.beam = beam
         self.max_strings = max_strings
         self.passes = passes
         self.seed = seed
@@ -157,7 +164,9 @@ class _Search:
         if method == "linear":
             return self._linear_oracle(sentence, scores)
         if method == "partial":
-            return self.decoder._forest(sentence, scores, Gain("bleu+1", self.order), 0.0, 1.0)
+            data = self.decoder._sentence(sentence)
+            forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
+            return beam_search(forest, data.refs, self.order, self.options.beam, max(hg.max_arity, 1))
         return self._exact(sentence, scores)
 
     def _kbest(self, sentence: int) -> int:
