@@ -16,6 +16,7 @@ from strategies import hypergraphs
 from hypertune.algorithms import enumerate_derivations
 from hypertune.cli import main
 from hypertune.formats import read_graphs, read_references
+from hypertune.formats import read_weights as read_weights_file
 from hypertune.metrics import BleuMetric, LinearBleu, get_metric
 from hypertune.metrics.bleu import bleu_plus_one, bleu_score
 from hypertune.tuners import TuningSet
@@ -177,3 +178,32 @@ def test_partial_with_a_beam_returns_a_derivation_of_the_graph(hg, reference, be
     assert found.text in strings
     stats = tuning_set.yield_stats(0, [hg.vocabulary.indices(found.words)])[0]
     assert found.score == pytest.approx(bleu_plus_one(stats, 4), abs=1e-12)
+
+
+def test_approximate_oracles_quality_on_random_forests_is_held():
+    """docs/oracle.md's table: on 100 seeded random forests, how often each approximation finds the exact
+    BLEU+1 oracle (enumerated) and its mean gap to it."""
+    from hypertune.bench.oracle import oracle_quality
+
+    figures = oracle_quality(100, seed=0)
+    rounded = {name: (round(f["hits"], 2), round(100 * f["gap"], 1)) for name, f in figures.items()}
+    assert rounded == {"linear": (0.45, 7.7), "partial": (0.36, 10.2), "partial, beam 4": (0.7, 2.0)}
+
+
+def test_cli_writes_an_nbest_list_that_reads_back(tmp_path):
+    out = tmp_path / "oracles.nbest"
+    weights = str(FIXTURES / "mert" / "init.weights")
+    assert (
+        main(["oracle", NBEST, "--refs", REFS, "--method", "kbest", "--weights", weights, "--out", str(out), "--nbest"])
+        == 0
+    )
+    expected = OracleSearch(method="kbest").run(
+        bleu_plus_one_set(read_graphs(NBEST), read_references(REFS)), read_weights_file(weights)
+    )
+    written = read_graphs(str(out))
+    assert [g.sentence_id for g in written] == list(range(5))
+    for graph, oracle in zip(written, expected.oracles, strict=True):
+        assert graph.vocabulary.words([t for t in graph.edge_target(1) if t >= 0]) == oracle.words
+        names = graph.feature_space.names
+        row = graph.feature_matrix().toarray()[1]
+        assert {names[i]: row[i] for i in np.flatnonzero(row)} == pytest.approx(oracle.features)

@@ -50,12 +50,19 @@ def minrisk_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLi
     return benchmark_minrisk(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk")
+def oracle_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.oracle import benchmark_oracle
+
+    return benchmark_oracle(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle")
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
     "mira": mira_figures,
     "minrisk": minrisk_figures,
+    "oracle": oracle_figures,
 }
 
 

@@ -57,6 +57,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="corpus --variant sentence-order: the order's seed")
     parser.add_argument("--out", "-o", metavar="FILE", help="write the oracle translations, one per line")
+    parser.add_argument(
+        "--nbest", action="store_true", help="with --out: write a Moses n-best list (sentence ids, features)"
+    )
     add_output_options(parser)
     parser.set_defaults(run=run, outputs=("out",))
 
@@ -64,10 +67,15 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent, write_or_print
     from hypertune.cli.tuning import load_tuning_set, load_weights
+    from hypertune.errors import UsageError
     from hypertune.formats.io import write_atomically
+    from hypertune.formats.nbest import write_moses
+    from hypertune.hypergraph import from_kbest
     from hypertune.tuners.oracle import OracleSearch
     from hypertune.weights import Weights
 
+    if args.nbest and not args.out:
+        raise UsageError("--nbest says how --out is written: give --out FILE")
     tuning_set = load_tuning_set(args)
     weights = load_weights(args.weights, tuning_set, args)[0] if args.weights else Weights()
     search = OracleSearch(
@@ -82,7 +90,19 @@ def run(args: argparse.Namespace) -> int:
     )
     result = search.run(tuning_set, weights)
     texts = "".join(f"{o.text}\n" for o in result.oracles)
-    if args.out:
+    if args.out and args.nbest:
+        lists = [
+            from_kbest(
+                [(o.words, o.features)],
+                tuning_set.feature_space,
+                tuning_set.vocabulary,
+                metadata={"totals": [o.model_score]},
+                sentence_id=sid,
+            )
+            for o, sid in zip(result.oracles, tuning_set.sentence_ids, strict=True)
+        ]
+        write_or_print(texts, args.out, "oracle translations", lambda: write_moses(lists, args.out))
+    elif args.out:
         write_or_print(texts, args.out, "oracle translations", lambda: write_atomically(args.out, texts))
     ids = tuning_set.sentence_ids
     lines = [f"{ids[o.sentence]}\t{o.score:.4f}\t{o.text}" for o in result.oracles] if not args.out else []
