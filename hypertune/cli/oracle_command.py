@@ -36,7 +36,10 @@ def register(subparsers: Any) -> None:
     )
     add_input_options(parser)
     add_metric_options(parser)
-    parser.set_defaults(metric="bleu+1")
+    for action in parser._actions:  # the sentence metric: BLEU+1 unless told otherwise
+        if "--metric" in action.option_strings:
+            action.default = "bleu+1"
+            action.help = "the sentence metric: any name mert --metric takes (default bleu+1, Lin & Och 2004)"
     parser.add_argument("--method", choices=METHODS, default="partial", help="default: partial")
     parser.add_argument(
         "--start-method",
