@@ -228,9 +228,11 @@ class _Search:
             raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
         tuning_set = self.tuning_set
         candidates: list[list[np.ndarray]] = []
+        groups: dict[int, list[np.ndarray]] = {}  # a k-best list's hypotheses by distinct statistics
         for s, hg in enumerate(tuning_set.graphs):
             if hg.is_kbest:
-                candidates.append([np.asarray([e, 0]) for e in self._distinct_rows(s)])
+                groups[s] = self._distinct_rows(s)
+                candidates.append([np.asarray([members[0] + 1, 0]) for members in groups[s]])
             else:
                 candidates.append([self.sentence_oracle(s, self.options.start_method)])
         stats = [self._candidate_stats(s, c) for s, c in enumerate(candidates)]
@@ -241,27 +243,30 @@ class _Search:
             if not self._draw(candidates, stats, current):
                 break
         self.details.update(passes=passes)
-        return [candidates[s][int(current[s])] for s in range(len(candidates))]
+        chosen = [candidates[s][int(current[s])] for s in range(len(candidates))]
+        for s, members in groups.items():  # equal statistics: the tie rule picks the hypothesis reported
+            chosen[s] = np.asarray([self._representative(s, members[int(current[s])]) + 1, 0])
+        return chosen
 
-    def _distinct_rows(self, sentence: int) -> list[int]:
-        """A k-best list's hypothesis edges with distinct statistics, the sentence oracle first; among equal
-        statistics the one the tie rule prefers (higher model score, then greater string)."""
+    def _distinct_rows(self, sentence: int) -> list[np.ndarray]:
+        """A k-best list's hypotheses (0-based) grouped by equal statistics, the sentence oracle's group
+        first."""
         stats = self.decoder._kbest(sentence)[1:]
-        model = self.decoder.edge_scores(sentence, self.w)[1:]
         _, group = np.unique(stats, axis=0, return_inverse=True)
         group = group.ravel()
-        chosen = []
-        for g in range(group.max() + 1):
-            members = np.flatnonzero(group == g)
-            pick = _best_of(
-                np.zeros(members.size),
-                model[members],
-                lambda i, m=members: self._text(sentence, np.asarray([m[i] + 1, 0])),
-            )
-            chosen.append(int(members[pick]) + 1)
-        start = self._kbest(sentence)
-        start = next(e for e in chosen if group[e - 1] == group[start - 1])
-        return [start] + [e for e in chosen if e != start]
+        order = np.argsort(group, kind="stable")
+        members = np.split(order, np.flatnonzero(np.diff(group[order])) + 1)
+        start = group[self._kbest(sentence) - 1]
+        return [members[start]] + [m for g, m in enumerate(members) if g != start]
+
+    def _representative(self, sentence: int, members: np.ndarray) -> int:
+        """Among hypotheses with equal statistics, the one the tie rule prefers (higher model score, then
+        greater string)."""
+        if members.size == 1:
+            return int(members[0])
+        model = self.decoder.edge_scores(sentence, self.w)[1:][members]
+        pick = _best_of(np.zeros(members.size), model, lambda i: self._text(sentence, np.asarray([members[i] + 1, 0])))
+        return int(members[pick])
 
     def _candidate_stats(self, sentence: int, edges: list[np.ndarray]) -> np.ndarray:
         if self.tuning_set.graphs[sentence].is_kbest:
