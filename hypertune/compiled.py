@@ -1,7 +1,8 @@
 """Compiled (numba) kernels: the fast path of the built-in semirings over fixed-size values.
 
 Beside the semiring kernels: the project's one open-addressing table of int64 keys (:func:`find_key`,
-:func:`insert_key`), used by the BLEU kernels and the readers.
+:func:`insert_key`), used by the BLEU kernels and the readers, and :data:`uncounted_jit`, the decorator
+of allocation-free per-item kernels.
 
 The kernels compute exactly what the generic algorithms in :mod:`hypertune.algorithms.inside_outside`
 compute with :class:`~hypertune.semirings.BooleanSemiring`, :class:`~hypertune.semirings.RealSemiring`,
@@ -22,6 +23,22 @@ BOOLEAN, REAL, LOG, TROPICAL = 0, 1, 2, 3
 MODES = {"boolean": BOOLEAN, "real": REAL, "log": LOG, "tropical": TROPICAL}
 
 _jit = numba.njit(cache=True, nogil=True)
+
+
+def _jit_without_reference_counts():  # noqa: ANN202 - a numba decorator
+    """The decorator for a kernel called once per item that allocates nothing: compiled without reference
+    counting (numba's ``_nrt`` option, not public API). Otherwise every call counts each array of its
+    arguments (and of the tuples its inlined helpers bind) up and down again, which can cost as much as the
+    work (the cdec JSON reader's edges, the n-gram intersection's edge copies). numba refuses to compile an
+    allocation in such a kernel. A numba that does not know the option gets an ordinary kernel."""
+    try:
+        from numba.core.options import TargetOptions
+    except ImportError:  # pragma: no cover - numba's layout changed
+        return _jit
+    return numba.njit(cache=True, nogil=True, _nrt=False) if hasattr(TargetOptions, "_nrt") else _jit
+
+
+uncounted_jit = _jit_without_reference_counts()
 
 
 @numba.njit(cache=True, inline="always")

@@ -19,7 +19,22 @@ def _ngrams(words, order):
 @settings(max_examples=60)
 @given(hypergraphs(max_nodes=6), st.integers(1, 4), st.booleans())
 def test_intersection_preserves_derivations_and_creates_each_ngram_once(hg, order, skip_first):
-    skip = [0] if skip_first and len(hg.vocabulary) else []
+    _check_by_enumeration(hg, order, [0] if skip_first and len(hg.vocabulary) else [])
+
+
+@settings(max_examples=40)
+@given(
+    st.one_of(hypergraphs(max_nodes=5, max_arity=3), hypergraphs(max_nodes=7, lattice=True)),
+    st.integers(1, 4),
+    st.sampled_from([[], [0], [1, 2]]),
+)
+def test_brute_force_on_lattices_and_three_tail_rules(hg, order, skip):
+    _check_by_enumeration(hg, order, skip)
+
+
+def _check_by_enumeration(hg, order, skip):
+    """Every derivation of the split graph maps to one of the original (each exactly once), with the same
+    yield, and its edges create exactly the n-grams of that yield (skip words dropped)."""
     inter = intersect_ngrams(hg, order, skip)
     split = inter.graph
     originals = Counter(enumerate_derivations(hg))

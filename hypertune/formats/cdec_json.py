@@ -49,6 +49,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.compiled import uncounted_jit
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import ArrayBuilder, build_located, check_word, format_number
 from hypertune.formats._scan import (
@@ -78,21 +79,6 @@ _NONTERMINAL = re.compile(r"^\[[^\]\s]+\]$")
 
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
-
-
-def _uncounted_jit() -> Any:
-    """For a kernel called once per item that allocates nothing: compiled without reference counting
-    (numba's ``_nrt`` option, not public API). Otherwise each call counts every array of its arguments,
-    and of the tuples passed to its inlined helpers, up and down again: with it on, ``_edge`` read the
-    Urdu forest about 15% slower. A numba that does not know the option gets the counted kernel."""
-    try:
-        from numba.core.options import TargetOptions
-    except ImportError:  # pragma: no cover - numba's layout changed
-        return _jit
-    return numba.njit(cache=True, nogil=True, _nrt=False) if hasattr(TargetOptions, "_nrt") else _jit
-
-
-_uncounted = _uncounted_jit()
 
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
@@ -949,7 +935,7 @@ def _edge_target(buf, rule_s, rule_e, arity, out, words, rule_ids):  # pragma: n
     return _copy_target(out.rule_tokens, out.rule_starts[r], out.rule_ends[r], out.target, g0, arity)
 
 
-@_uncounted
+@uncounted_jit  # a call per edge: reference counting cost ~15 % of the read
 def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no cover - compiled
     """One edge object of an ``"edges"`` list into the edge arrays, in one pass whatever the order of its
     keys. The reference checks the tails, then the features, then the rule; so the first problem of each
