@@ -47,6 +47,7 @@ from hypertune.tuners.objectives import (
     ExpectedLinearBleu,
     ExpectedRisk,
     Objective,
+    ObjectiveValue,
     sentence_losses,
 )
 from hypertune.weights import Weights
@@ -176,7 +177,9 @@ class MinRisk:
     regularized). ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
     ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
     initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
-    L-BFGS iterations per problem. ``fixed``, ``bounds``: as MERT's. ``seed`` is recorded (nothing is random).
+    L-BFGS iterations per run; ``tolerance``: a run also stops when an iteration improves the objective by
+    less than this fraction of its size (L-BFGS-B's ``ftol``). ``fixed``, ``bounds``: as MERT's. ``seed`` is
+    recorded (nothing is random).
     """
 
     def __init__(
@@ -275,8 +278,33 @@ class RiskProblem:
         """``L - T·H + λ‖w‖²/2`` at ``(w, γ)`` (``w`` over the whole feature space), its gradient in ``w``
         and in ``γ``, and the figures (``loss``: L; ``value``: the tuned objective in its own sign;
         ``entropy``)."""
-        space = self.space
         self.evaluations += 1
+        result, entropy, gradient, scale_gradient = self._terms(w, gamma, temperature)
+        l2 = self.options.l2
+        value = result.value - temperature * entropy + 0.5 * l2 * float(w @ w)
+        figures = {"loss": result.value, "value": _own_sign(self.space.objective, result.value), "entropy": entropy}
+        return value, gradient + l2 * w, scale_gradient, figures
+
+    def evaluation(self, w: np.ndarray, gamma: float) -> Evaluation:
+        """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
+        result, entropy, gradient, scale_gradient = self._terms(w, gamma, 0.0)
+        sign = _own_sign(self.space.objective, 1.0)
+        return Evaluation(
+            self.options.objective,
+            sign * result.value,
+            entropy,
+            {self.names[k]: sign * float(gradient[k]) for k in np.union1d(self.free, np.flatnonzero(gradient))},
+            sign * scale_gradient,
+            result.parts,
+            self.space.sentences,
+        )
+
+    def _terms(
+        self, w: np.ndarray, gamma: float, temperature: float
+    ) -> tuple[ObjectiveValue, float, np.ndarray, float]:
+        """The objective at ``(w, γ)``, the mean entropy, and the gradient of ``L - T·H`` in ``w`` and ``γ``:
+        one inside-outside pass, one covariance pass with the combined edge quantity."""
+        space = self.space
         u = space.scores(w)
         io = inside_outside(space.packed, gamma * u)
         result = space.objective.evaluate(space.quantities.T @ io.posteriors)
@@ -286,30 +314,7 @@ class RiskProblem:
         if temperature:
             quantity = quantity + (temperature / sentences) * io.scores
         c = score_gradient(space.packed, io, quantity)
-        gradient = gamma * space.feature_sums(c) + self.options.l2 * w
-        value = result.value - temperature * entropy + 0.5 * self.options.l2 * float(w @ w)
-        figures = {"loss": result.value, "value": _own_sign(space.objective, result.value), "entropy": entropy}
-        return value, gradient, float(u @ c), figures
-
-    def evaluation(self, w: np.ndarray, gamma: float) -> Evaluation:
-        """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
-        space = self.space
-        u = space.scores(w)
-        io = inside_outside(space.packed, gamma * u)
-        result = space.objective.evaluate(space.quantities.T @ io.posteriors)
-        sign = _own_sign(space.objective, 1.0)
-        c = sign * score_gradient(space.packed, io, space.quantities @ result.coefficients)
-        gradient = gamma * space.feature_sums(c)
-        entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / space.sentences
-        return Evaluation(
-            self.options.objective,
-            sign * result.value,
-            entropy,
-            {self.names[k]: float(gradient[k]) for k in np.union1d(self.free, np.flatnonzero(gradient))},
-            float(u @ c),
-            result.parts,
-            space.sentences,
-        )
+        return result, entropy, gamma * space.feature_sums(c), float(u @ c)
 
     # ------------------------------------------------------------------ training
     def fit(self) -> MinRiskResult:
