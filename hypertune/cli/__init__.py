@@ -30,6 +30,7 @@ from hypertune.errors import HypertuneError, HypertuneWarning, UsageError
 COMMANDS = {
     "inspect": "count nodes, edges, derivations and features of graphs",
     "decode": "best (or k best) derivations of graphs under weights",
+    "inside": "inside/outside values of every node in any semiring, with the computation written out",
     "convert": "convert graphs (or weights) between formats",
     "bleu": "BLEU of a hypothesis file against references (sacrebleu-compatible)",
     "mert": "minimum error rate training (exact line search on k-best lists, lattices, forests)",
