@@ -32,6 +32,7 @@ COMMANDS = {
     "decode": "best (or k best) derivations of graphs under weights",
     "inside": "inside/outside values of every node in any semiring, with the computation written out",
     "convert": "convert graphs (or weights) between formats",
+    "draw": "draw a graph (Graphviz DOT; SVG/PNG with dot): best derivation, posteriors, node scores",
     "bleu": "BLEU of a hypothesis file against references (sacrebleu-compatible)",
     "mert": "minimum error rate training (exact line search on k-best lists, lattices, forests)",
     "linesearch": "one exact line search along a direction (envelopes, segments, best step)",
