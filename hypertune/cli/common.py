@@ -28,6 +28,10 @@ def check_outputs(args: argparse.Namespace) -> None:
         path = getattr(args, dest, None)
         if path:
             check_writable(path, "OUT" if dest == "output" else "--" + dest.replace("_", "-"))
+    if getattr(args, "plot", None):  # a picture needs matplotlib: say so before the work, not after it
+        from hypertune.cli.plots import require_matplotlib
+
+        require_matplotlib()
 
 
 def emit(args: argparse.Namespace, summary: str, payload: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, percent
+from hypertune.cli.plots import add_plot_option, plot_line_search
 from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
@@ -17,6 +18,7 @@ from hypertune.cli.tuning import (
     metric_key,
 )
 from hypertune.errors import UsageError
+from hypertune.tuners.base import metric_label
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import line_search
 from hypertune.tuners.mert import LineSearcher
@@ -57,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_metric_options(parser)
     add_envelope_options(parser)
     add_output_options(parser)
-    parser.set_defaults(run=run)
+    add_plot_option(parser, "the first sentences' envelopes and the corpus error surface")
+    parser.set_defaults(run=run, outputs=("plot",))
 
 
 def parse_direction(text: str, tuning_set: TuningSet) -> np.ndarray:
@@ -108,5 +111,24 @@ def run(args: argparse.Namespace) -> int:
         f"best step {result.gamma:.6g} in [{result.interval[0]:.6g}, {result.interval[1]:.6g}): "
         f"{key.upper()} {percent(result.score, 6)} (at step 0: {percent(result.score_at_zero, 6)})"
     )
+    if args.plot:
+        plot_search(args.plot, tuning_set, weights.vector(tuning_set.feature_space), direction, surfaces, result)
     emit(args, summary, payload)
     return 0
+
+
+def plot_search(path: str, tuning_set: TuningSet, w: np.ndarray, direction: np.ndarray, surfaces, result) -> None:  # noqa: ANN001
+    """The first four sentences' envelopes (found again by probing) and the corpus error surface."""
+    from hypertune.algorithms.envelope import envelope_by_probing
+
+    envelopes = []
+    for s, hg in enumerate(tuning_set.graphs[:4]):
+        features = hg.feature_matrix(w.size)
+        envelopes.append((tuning_set.sentence_ids[s], envelope_by_probing(hg, features @ w, features @ direction)))
+    order = np.argsort(surfaces.breakpoints, kind="stable")
+    xs = surfaces.breakpoints[order]
+    cumulative = surfaces.initial + np.cumsum(surfaces.deltas[order], axis=0)
+    last = np.flatnonzero(np.append(xs[1:] != xs[:-1], True)) if xs.size else np.zeros(0, dtype=np.int64)
+    rows = np.vstack([surfaces.initial[None, :], cumulative[last]])
+    scores = np.asarray(tuning_set.score(rows), dtype=np.float64)
+    plot_line_search(envelopes, (xs[last], scores), result, path, metric_label(tuning_set.metric))

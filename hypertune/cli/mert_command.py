@@ -7,6 +7,7 @@ import sys
 
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, show_progress
+from hypertune.cli.plots import add_plot_option
 from hypertune.cli.tuning import (
     add_envelope_options,
     add_input_options,
@@ -103,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_envelope_options(parser)
     add_output_options(parser)
-    parser.set_defaults(run=run, outputs=("out", "envelope_nbest"))
+    add_plot_option(parser, "BLEU per start point")
+    parser.set_defaults(run=run, outputs=("out", "envelope_nbest", "plot"))
 
 
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:

@@ -26,6 +26,7 @@ Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.plots import add_plot_option
     from hypertune.cli.tuning import add_input_options, add_metric_options, add_weight_constraint_options
     from hypertune.formats.weights import WEIGHTS_FORMATS
     from hypertune.tuners.objectives import OBJECTIVES
@@ -81,7 +82,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_output_options(parser)
-    parser.set_defaults(run=run, outputs=("out",))
+    add_plot_option(parser, "BLEU and the objective per L-BFGS iteration")
+    parser.set_defaults(run=run, outputs=("out", "plot"))
 
 
 def run(args: argparse.Namespace) -> int:

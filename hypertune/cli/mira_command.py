@@ -27,6 +27,7 @@ corpus BLEU of the model-best translations. See docs/mira.md.
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.plots import add_plot_option
     from hypertune.cli.tuning import add_graph_format_option, add_strict_option
     from hypertune.metrics.tokenize import TOKENIZERS
 
@@ -93,7 +94,8 @@ def register(subparsers: Any) -> None:
     add_graph_format_option(parser)
     add_strict_option(parser)
     add_output_options(parser)
-    parser.set_defaults(run=run, outputs=("out",))
+    add_plot_option(parser, "BLEU per epoch")
+    parser.set_defaults(run=run, outputs=("out", "plot"))
 
 
 def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:

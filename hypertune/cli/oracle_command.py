@@ -23,6 +23,7 @@ otherwise; the corpus line is corpus BLEU of the oracle translations.
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.plots import add_plot_option
     from hypertune.cli.tuning import add_input_options, add_metric_options
     from hypertune.tuners.oracle import METHODS, VARIANTS
 
@@ -64,7 +65,8 @@ def register(subparsers: Any) -> None:
         "--nbest", action="store_true", help="with --out: write a Moses n-best list (sentence ids, features)"
     )
     add_output_options(parser)
-    parser.set_defaults(run=run, outputs=("out",))
+    add_plot_option(parser, "every sentence's model-best against its oracle score")
+    parser.set_defaults(run=run, outputs=("out", "plot"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +109,15 @@ def run(args: argparse.Namespace) -> int:
         write_or_print(texts, args.out, "oracle translations", lambda: write_moses(lists, args.out))
     elif args.out:
         write_or_print(texts, args.out, "oracle translations", lambda: write_atomically(args.out, texts))
+    if args.plot:
+        import numpy as np
+
+        from hypertune.cli.plots import plot_oracles
+        from hypertune.tuners.corpus import ModelBest
+
+        w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
+        model = np.asarray(tuning_set.score(ModelBest(tuning_set).stats(w)), dtype=np.float64).reshape(-1)
+        plot_oracles(model, np.asarray([o.score for o in result.oracles]), args.plot, args.metric)
     ids = tuning_set.sentence_ids
     lines = [f"{ids[o.sentence]}\t{o.score:.4f}\t{o.text}" for o in result.oracles] if not args.out else []
     lines.append(

@@ -282,13 +282,18 @@ def _positional_order(args: argparse.Namespace | None, tuning_set: TuningSet) ->
 
 def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: TuningResult, details: str) -> int:
     """The one ending of every tuning command: write the weights (``--out``, ``--out-format``; printed on
-    stdout instead if the write fails), then print the result -- one summary line with the metric before
-    and after on the 0-100 scale and the tuner's ``details``, then the weights unless they were written --
-    or under ``--json`` the result's :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence
-    count and the output path."""
+    stdout instead if the write fails), draw the history (``--plot``), then print the result -- one summary
+    line with the metric before and after on the 0-100 scale and the tuner's ``details``, then the weights
+    unless they were written -- or under ``--json`` the result's
+    :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence count and the output path."""
     if args.out:
         text = format_weights(result.weights, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+    if getattr(args, "plot", None):
+        from hypertune.cli.plots import plot_history
+
+        title = f"{args.command}: {result.metric} {percent(result.bleu_before)} → {percent(result.bleu_after)}"
+        plot_history(result, args.plot, title)
     payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
     summary = [
         f"{result.metric.upper()} before {percent(result.bleu_before)} after {percent(result.bleu_after)} "

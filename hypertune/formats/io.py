@@ -190,7 +190,8 @@ def check_writable(path: str | os.PathLike[str], option: str = "") -> None:
         raise InputError(f"cannot write there: the file exists and is read-only{where}", name)
 
 
-def _default_mode() -> int:
+def default_file_mode() -> int:
+    """The permissions a plain ``open`` gives a new file (0o666 less the umask)."""
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
@@ -204,7 +205,7 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
     try:
         mode = stat.S_IMODE(os.stat(name).st_mode)
     except OSError:
-        mode = _default_mode()
+        mode = default_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
