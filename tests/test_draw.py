@@ -99,3 +99,22 @@ def test_images_need_graphviz(tmp_path, capsys):
 def test_unknown_extension_is_refused(tmp_path, capsys):
     assert main(["draw", FOREST, "-o", str(tmp_path / "graph.txt")]) == 2
     assert ".dot" in capsys.readouterr().err
+
+
+def shared_graphs(shared):
+    toy = shared / "cdec" / "toy"
+    return [str(p) for p in sorted(toy.glob("hg_test.*"))] + [str(shared / "moses" / "toy-forest" / "0")]
+
+
+def test_shared_graphs_draw_to_valid_dot(shared, tmp_path):
+    """cdec's toy graphs and a Moses hypergraph: every node and hyperedge is in the DOT text read back."""
+    for path in shared_graphs(shared):
+        hg = read_graphs(path)[0]
+        out = tmp_path / "graph.dot"
+        assert main(["draw", path, "-o", str(out), "--show", "posteriors"]) == 0, path
+        nodes, edges = parse_dot(out.read_text())
+        assert sum(name.startswith("n") for name in nodes) == hg.num_nodes, path
+        assert sum(name.startswith("e") for name in nodes) == hg.num_edges, path
+        assert len(edges) == sum(hg.edge_tails(e).size + 1 for e in range(hg.num_edges)), path
+        if shutil.which("dot"):
+            subprocess.run(["dot", "-Tcanon"], input=out.read_text(), capture_output=True, text=True, check=True)
