@@ -166,7 +166,7 @@ def test_partial_with_one_state_is_the_hope_search_without_the_model(hg, referen
     tuning_set = bleu_plus_one_set([hg], [[reference]])
     found = OracleSearch(method="partial", beam=1).run(tuning_set).oracles[0]
     decoder = HopeFearDecoder(tuning_set)
-    edges = decoder._forest(0, decoder.edge_scores(0, np.zeros(3)), Gain("bleu+1"), 0.0, 1.0)
+    edges = decoder.best_edges(0, decoder.edge_scores(0, np.zeros(3)), Gain("bleu+1"), 0.0, 1.0)
     assert found.text == tuning_set.text(decoder.words(0, edges))
 
 

@@ -589,7 +589,7 @@ class HopeFearDecoder:
             self.max_order = bleu.max_order
         vocabulary = self.tuning_set.vocabulary
         ids = [vocabulary.get(w) for w in self.boundary_words]
-        self._skip = np.asarray([i for i in ids if i is not None], dtype=np.int64)
+        self.skip = np.asarray([i for i in ids if i is not None], dtype=np.int64)
         self._scratch_dense = np.zeros(0)
         self._scratch_touched = np.zeros(0, dtype=np.bool_)
 
@@ -622,21 +622,21 @@ class HopeFearDecoder:
         """The yield (word ids, boundary words dropped) of a derivation given as pre-order edges."""
         hg = self.tuning_set.graphs[sentence]
         ids = np.asarray(hg.derivation_yield(hg.derivation_from_edges(derivation_edges)), dtype=np.int64)
-        if self._skip.size:
-            ids = ids[~np.isin(ids, self._skip)]
+        if self.skip.size:
+            ids = ids[~np.isin(ids, self.skip)]
         return ids
 
     def stats_of(self, sentence: int, yields: list[np.ndarray]) -> np.ndarray:
         return self.tuning_set.yield_stats(sentence, yields)
 
     # ------------------------------------------------------------------ k-best lists
-    def _kbest(self, sentence: int) -> np.ndarray:
+    def kbest_stats(self, sentence: int) -> np.ndarray:
         cached = self._kbest_cache.get(sentence)
         if cached is None:
             stats = self.tuning_set.edge_stats(sentence)
-            if self._skip.size and not self.tuning_set.precomputed:
+            if self.skip.size and not self.tuning_set.precomputed:
                 hg = self.tuning_set.graphs[sentence]
-                if np.isin(hg.target, self._skip).any():  # recompute without boundary words
+                if np.isin(hg.target, self.skip).any():  # recompute without boundary words
                     yields = [self.words(sentence, np.asarray([e, 0])) for e in range(1, hg.num_edges)]
                     stats = np.vstack([np.zeros((1, stats.shape[1])), self.stats_of(sentence, yields)])
             cached = (stats, None)
@@ -646,21 +646,21 @@ class HopeFearDecoder:
     def _kbest_hope_fear(
         self, sentence: int, weights: np.ndarray, gain: Gain, safe_hope: bool, with_model: bool
     ) -> tuple[int, int, int, np.ndarray]:
-        stats = self._kbest(sentence)[1:]
+        stats = self.kbest_stats(sentence)[1:]
         scores = self.edge_scores(sentence, weights)[1:]
         gains = np.asarray(gain.score(stats))
         hope, fear, model = kbest_hope_fear(scores, gains, safe_hope)
         return hope + 1, fear + 1, model + 1, stats
 
     # ------------------------------------------------------------------ forests
-    def _sentence(self, sentence: int) -> _Sentence:
+    def sentence_data(self, sentence: int) -> _Sentence:
         cached = self._cache.get(sentence)
         if cached is not None:
             return cached
         if self.tuning_set.precomputed:
             raise InputError("hope/fear search on lattices and forests needs hypothesis strings and references")
         hg = self.tuning_set.graphs[sentence]
-        target_offsets, target = _strip_words(hg, self._skip)
+        target_offsets, target = _strip_words(hg, self.skip)
         vocabulary = self.tuning_set.vocabulary
         refs = [vocabulary.indices(r.split()) for r in self.tuning_set.references[sentence]]
         order = self.max_order
@@ -688,7 +688,7 @@ class HopeFearDecoder:
         self._cache[sentence] = data
         return data
 
-    def _forest(
+    def best_edges(
         self, sentence: int, scores: np.ndarray, gain: Gain, model_weight: float, bleu_weight: float
     ) -> np.ndarray:
         """Pre-order edges of the approximate (or exact) best derivation under
@@ -697,7 +697,7 @@ class HopeFearDecoder:
         if bleu_weight == 0.0:
             _, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores * model_weight)
             return _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
-        data = self._sentence(sentence)
+        data = self.sentence_data(sentence)
         if self.search == "exact":
             return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
         forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
@@ -712,7 +712,7 @@ class HopeFearDecoder:
         if gain.kind != "linear":
             raise UsageError("exact hope/fear search needs the linear BLEU gain (it decomposes over n-grams)")
         if data.split is None or data.gram_gains is None:
-            split = NgramEdges.of(self.tuning_set, sentence, self.max_order, self._skip.tolist())
+            split = NgramEdges.of(self.tuning_set, sentence, self.max_order, self.skip.tolist())
             # column 0: words an edge creates (c1); column n: its n-grams found in a reference (unclipped m_n)
             data.split, data.gram_gains = split, np.column_stack([split.counts[:, 0], split.unclipped_matches()])
         split = data.split
@@ -744,9 +744,9 @@ class HopeFearDecoder:
             model = self.hypothesis(sentence, np.asarray([model_e, 0]), weights, gain, stats[model_e - 1])
             return HopeFear(sentence, hope, fear, model)
         scores = self.edge_scores(sentence, weights)
-        hope_edges = self._forest(sentence, scores, gain, 1.0, 1.0)
-        fear_edges = self._forest(sentence, scores, gain, 1.0, -1.0)
-        model_edges = self._forest(sentence, scores, gain, 1.0, 0.0) if with_model else hope_edges
+        hope_edges = self.best_edges(sentence, scores, gain, 1.0, 1.0)
+        fear_edges = self.best_edges(sentence, scores, gain, 1.0, -1.0)
+        model_edges = self.best_edges(sentence, scores, gain, 1.0, 0.0) if with_model else hope_edges
         yields = [self.words(sentence, hope_edges), self.words(sentence, fear_edges)]
         if with_model:
             yields.append(self.words(sentence, model_edges))
@@ -755,7 +755,7 @@ class HopeFearDecoder:
         if safe_hope:
             ratio = safe_hope_scale(hope.model_score, hope.gain)
             if ratio < 1.0:
-                hope_edges = self._forest(sentence, scores, gain, ratio, 1.0)
+                hope_edges = self.best_edges(sentence, scores, gain, ratio, 1.0)
                 hope_stats = self.stats_of(sentence, [self.words(sentence, hope_edges)])[0]
                 hope = self.hypothesis(sentence, hope_edges, weights, gain, hope_stats)
         fear = self.hypothesis(sentence, fear_edges, weights, gain, stats[1])
@@ -767,7 +767,7 @@ class HopeFearDecoder:
         hg = self.tuning_set.graphs[sentence]
         scores = self.edge_scores(sentence, weights)
         if hg.is_kbest:
-            return self._kbest(sentence)[model_best_rows(scores, np.array([1, scores.size], dtype=np.int64))[0]]
+            return self.kbest_stats(sentence)[model_best_rows(scores, np.array([1, scores.size], dtype=np.int64))[0]]
         _, best_edge = compiled.viterbi_inside(hg.node_offsets, hg.tail_offsets, hg.tails, scores)
         edges = _derivation_edges(best_edge, hg.tail_offsets, hg.tails, hg.goal)
         return self.stats_of(sentence, [self.words(sentence, edges)])[0]

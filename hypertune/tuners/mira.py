@@ -448,14 +448,14 @@ def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.nda
     batch for the whole corpus."""
     graphs = tuning_set.graphs
     if tuning_set.precomputed:
-        return np.vstack([decoder._kbest(s)[1:] for s in range(len(graphs))])
+        return np.vstack([decoder.kbest_stats(s)[1:] for s in range(len(graphs))])
     tokens = np.concatenate([g.target for g in graphs]).astype(np.int64)
     bounds = np.concatenate([g.target_offsets[2:] for g in graphs]).astype(np.int64)
     sizes = np.asarray([g.target.size for g in graphs], dtype=np.int64)
     bounds += np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), counts)
     keep = tokens >= 0
-    if decoder._skip.size:
-        keep &= ~np.isin(tokens, decoder._skip)
+    if decoder.skip.size:
+        keep &= ~np.isin(tokens, decoder.skip)
     kept_before = np.zeros(tokens.size + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
     hyp_offsets = np.concatenate(([0], kept_before[bounds]))

@@ -4,7 +4,8 @@ Methods (``method=``):
 
 ``kbest``
     k-best lists: the exact sentence oracle under the tuning set's metric, any metric (BLEU+1 by default,
-    chrF, TER, ...). Lattices and forests are refused; use one of the graph methods.
+    chrF, TER, ...). Lattices and forests are refused; use one of the graph methods. (k-best lists are
+    searched this way whatever the method.)
 ``linear``
     Viterbi under the linear-BLEU gain (Tromble et al. 2008; Sokolov et al. 2012's LB-4g) over the graph
     split by (N−1)-word state: exact for that gain.
@@ -157,20 +158,21 @@ class _Search:
         """Pre-order edges of ``sentence``'s oracle under a sentence method."""
         hg = self.tuning_set.graphs[sentence]
         if hg.is_kbest:
-            return np.asarray([self._kbest(sentence), 0])
+            return np.asarray([self.kbest_oracle(sentence), 0])
         if method == "kbest":
             raise UsageError("--method kbest is for k-best lists; lattices and forests take linear, partial or exact")
         scores = self.decoder.edge_scores(sentence, self.w)
         if method == "linear":
             return self._linear_oracle(sentence, scores)
         if method == "partial":
-            data = self.decoder._sentence(sentence)
+            data = self.decoder.sentence_data(sentence)
             forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
             return beam_search(forest, data.refs, self.order, self.options.beam, max(hg.max_arity, 1))
         return self._exact(sentence, scores)
 
-    def _kbest(self, sentence: int) -> int:
-        stats = self.decoder._kbest(sentence)[1:]
+    def kbest_oracle(self, sentence: int) -> int:
+        """The hypothesis edge of a k-best list's exact sentence oracle (tie rule of the module docstring)."""
+        stats = self.decoder.kbest_stats(sentence)[1:]
         scores = self.sign * np.asarray(self.metric.score(stats), dtype=np.float64)
         model = self.decoder.edge_scores(sentence, self.w)[1:]
         return 1 + _best_of(scores, model, lambda i: self._text(sentence, np.asarray([i + 1, 0])))
@@ -180,7 +182,7 @@ class _Search:
 
     def _linear_oracle(self, sentence: int, scores: np.ndarray) -> np.ndarray:
         if sentence not in self.split:
-            split = NgramEdges.of(self.tuning_set, sentence, self.order, self.decoder._skip.tolist())
+            split = NgramEdges.of(self.tuning_set, sentence, self.order, self.decoder.skip.tolist())
             gains = np.column_stack([split.counts[:, 0], split.unclipped_matches()]) @ self.linear().theta
             self.split[sentence] = (split, gains)
         split, gains = self.split[sentence]
@@ -251,12 +253,12 @@ class _Search:
     def _distinct_rows(self, sentence: int) -> list[np.ndarray]:
         """A k-best list's hypotheses (0-based) grouped by equal statistics, the sentence oracle's group
         first."""
-        stats = self.decoder._kbest(sentence)[1:]
+        stats = self.decoder.kbest_stats(sentence)[1:]
         _, group = np.unique(stats, axis=0, return_inverse=True)
         group = group.ravel()
         order = np.argsort(group, kind="stable")
         members = np.split(order, np.flatnonzero(np.diff(group[order])) + 1)
-        start = group[self._kbest(sentence) - 1]
+        start = group[self.kbest_oracle(sentence) - 1]
         return [members[start]] + [m for g, m in enumerate(members) if g != start]
 
     def _representative(self, sentence: int, members: np.ndarray) -> int:
@@ -270,7 +272,7 @@ class _Search:
 
     def _candidate_stats(self, sentence: int, edges: list[np.ndarray]) -> np.ndarray:
         if self.tuning_set.graphs[sentence].is_kbest:
-            return self.decoder._kbest(sentence)[[int(e[0]) for e in edges]]
+            return self.decoder.kbest_stats(sentence)[[int(e[0]) for e in edges]]
         return self.decoder.stats_of(sentence, [self.decoder.words(sentence, e) for e in edges])
 
     def _switch(self, stats: list[np.ndarray], current: np.ndarray) -> np.ndarray:
@@ -295,7 +297,7 @@ class _Search:
             gain = Gain("background", self.order)
             background = total - stats[s][current[s]]
             scores = self.decoder.edge_scores(s, self.w)
-            edges = self.decoder._forest(s, scores, _against(gain, background), 0.0, 1.0)
+            edges = self.decoder.best_edges(s, scores, _against(gain, background), 0.0, 1.0)
             if not any(np.array_equal(edges, c) for c in candidates[s]):
                 candidates[s].append(edges)
                 stats[s] = np.vstack([stats[s], self._candidate_stats(s, [edges])])
@@ -308,7 +310,7 @@ class _Search:
         hg = self.tuning_set.graphs[sentence]
         words = self.decoder.words(sentence, edges)
         if hg.is_kbest:
-            stats = self.decoder._kbest(sentence)[int(edges[0])]
+            stats = self.decoder.kbest_stats(sentence)[int(edges[0])]
         else:
             stats = self.decoder.stats_of(sentence, [words])[0]
         features = np.asarray(hg.feature_matrix(self.w.size)[edges].sum(axis=0)).ravel()
