@@ -15,10 +15,11 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.algorithms.kbest import LazyKBest
 from hypertune.algorithms.prune import prune
 from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.errors import InputError, UsageError, warn
-from hypertune.hypergraph import Hypergraph, PackedGraphs, union
+from hypertune.hypergraph import Hypergraph, PackedGraphs, from_kbest, union
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -146,16 +147,21 @@ class TuningSet:
         else:
             if not hg.is_kbest:
                 raise InputError(f"sentence {sentence} is not a k-best list")
-            # every hypothesis edge's words (its target minus the start-node reference), as flat arrays
-            lengths = np.diff(hg.target_offsets)[1:]
-            tokens = hg.target[hg.target_offsets[1] :]
-            words = tokens >= 0
-            counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
-            offsets = np.concatenate(([0], np.cumsum(counts)))
-            rows = self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
-            stats = np.vstack([np.zeros((1, self.stats_size)), rows])
+            stats = self.list_stats(sentence, hg)
         self._edge_stats[sentence] = stats
         return stats
+
+    def list_stats(self, sentence: int, hg: Hypergraph) -> np.ndarray:
+        """The statistics of every edge of the k-best list ``hg`` against ``sentence``'s references (row 0,
+        the start axiom, zeros): every hypothesis's words (its target minus the start-node reference) in
+        one batch."""
+        lengths = np.diff(hg.target_offsets)[1:]
+        tokens = hg.target[hg.target_offsets[1] :]
+        words = tokens >= 0
+        counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        rows = self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
+        return np.vstack([np.zeros((1, self.stats_size)), rows])
 
     @property
     def stats_size(self) -> int:
@@ -361,6 +367,28 @@ class ModelBest:
             sentences = np.asarray(self.others, dtype=np.int64)
             out[self.others] = self.tuning_set.batch_stats(words, offsets, sentences)
         return out
+
+
+def as_kbest_lists(tuning_set: TuningSet, w: np.ndarray, k: int) -> tuple[list[Hypergraph], list[np.ndarray]]:
+    """Every sentence as a k-best list with its edges' statistics: k-best lists as they are, lattices and
+    forests as the list of their ``k`` best derivations under ``w`` (derivations, not distinct strings:
+    with every derivation the list is the graph's distribution exactly)."""
+    graphs, stats = [], []
+    for s, hg in enumerate(tuning_set.graphs):
+        if hg.is_kbest:
+            graphs.append(hg)
+            stats.append(tuning_set.edge_stats(s))
+            continue
+        search = LazyKBest(hg, hg.feature_matrix(w.size) @ w)
+        names = hg.feature_space.names
+        hypotheses = []
+        for _, d in search.best(k):
+            v = hg.derivation_features(d)
+            hypotheses.append((hg.derivation_words(d), {names[i]: float(v[i]) for i in np.flatnonzero(v)}))
+        listed = from_kbest(hypotheses, hg.feature_space, hg.vocabulary, sentence_id=hg.sentence_id)
+        graphs.append(listed)
+        stats.append(tuning_set.list_stats(s, listed))
+    return graphs, stats
 
 
 def prune_tuning_set(tuning_set: TuningSet, weights: Weights, density: float) -> TuningSet:

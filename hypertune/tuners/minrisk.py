@@ -33,13 +33,12 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from hypertune.algorithms.expectations import inside_outside, score_gradient
-from hypertune.algorithms.kbest import LazyKBest
 from hypertune.errors import InputError, UsageError, warn
-from hypertune.hypergraph import Hypergraph, PackedGraphs, from_kbest
+from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
     OBJECTIVES,
@@ -440,10 +439,8 @@ def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, model_b
     order = _max_order(tuning_set)
     graphs = list(tuning_set.graphs)
     if options.objective == "risk":
-        graphs = [
-            hg if hg.is_kbest else _kbest_list(tuning_set, s, start, options.kbest) for s, hg in enumerate(graphs)
-        ]
-        stats = np.vstack([_list_stats(tuning_set, s, hg) for s, hg in enumerate(graphs)])
+        graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
+        stats = np.vstack(lists)
         losses = sentence_losses(stats, order)
         losses[np.cumsum([0] + [hg.num_edges for hg in graphs[:-1]])] = 0.0  # each list's start axiom (edge 0)
         return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
@@ -480,30 +477,6 @@ def _max_order(tuning_set: TuningSet) -> int:
     if tuning_set.precomputed:
         return (tuning_set.stats_size - 1) // 2
     return int(tuning_set.metric.max_order)  # type: ignore[attr-defined]
-
-
-def _list_stats(tuning_set: TuningSet, sentence: int, hg: Hypergraph) -> np.ndarray:
-    """The statistics of every edge of a k-best list (the original, or one extracted from a graph)."""
-    if hg is tuning_set.graphs[sentence]:
-        return tuning_set.edge_stats(sentence)
-    tokens = hg.target[hg.target_offsets[1] :]
-    lengths = np.diff(hg.target_offsets)[1:]
-    words = tokens >= 0
-    counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    rows = tuning_set.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
-    return np.vstack([np.zeros((1, rows.shape[1])), rows])
-
-
-def _kbest_list(tuning_set: TuningSet, sentence: int, start: np.ndarray, k: int) -> Hypergraph:
-    """The k best derivations of a lattice or forest under the start weights, as a k-best list (derivations,
-    not distinct strings: with every derivation the list is the forest's distribution exactly)."""
-    hg = tuning_set.graphs[sentence]
-    search = LazyKBest(hg, hg.feature_matrix(start.size) @ start)
-    found = [(hg.vocabulary.words(hg.derivation_yield(d)), hg.derivation_features(d)) for _, d in search.best(k)]
-    names = hg.feature_space.names
-    hypotheses = [(words, {names[i]: float(v[i]) for i in np.flatnonzero(v)}) for words, v in found]
-    return from_kbest(hypotheses, hg.feature_space, hg.vocabulary, sentence_id=hg.sentence_id)
 
 
 def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
