@@ -39,6 +39,8 @@ COMMANDS = {
     "mira": "tune weights with batch MIRA (hope/fear; Moses kbmira)",
     "hope_fear": "hope, fear and model-best translations (for MIRA)",
     "minrisk": "minimum risk / expected BLEU training (L-BFGS over k-best lists, lattices, forests)",
+    "train": "tune with a loss over k-best candidates (PRO, Plackett-Luce, ranking, MSE, softmax) and L-BFGS",
+    "pro": "PRO, pairwise ranking optimization (Hopkins & May 2011; Moses pro)",
     "oracle": "BLEU oracles of k-best lists, lattices and forests (exact or approximate; corpus oracle)",
     "generate": "write seeded synthetic forests, lattices or k-best lists",
     "bench": "time the engine and metrics on this machine",

@@ -9,10 +9,11 @@ from hypertune.tuners.base import Iteration, Tuner, TuningResult
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import Mert, MertResult
 from hypertune.tuners.minrisk import MinRisk, MinRiskResult
+from hypertune.tuners.train import Trainer, TrainResult
 from hypertune.tuners.mira import Mira, MiraResult, batch_mira
 
 #: The tuners by the name the command line and the docs use.
-TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira, "minrisk": MinRisk}
+TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira, "minrisk": MinRisk, "train": Trainer}
 
 __all__ = [
     "TUNERS",
@@ -23,6 +24,8 @@ __all__ = [
     "MinRiskResult",
     "Mira",
     "MiraResult",
+    "TrainResult",
+    "Trainer",
     "Tuner",
     "TuningResult",
     "TuningSet",

@@ -1,0 +1,112 @@
+"""``hypertune train`` and ``hypertune pro``: a loss over k-best candidates minimized with L-BFGS."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hypertune.cli import COMMANDS
+
+EXAMPLE = """examples:
+  hypertune train nbest.gz --refs ref.0 ref.1 --init init.opt --loss pl --top-k 5 --out tuned.weights
+  hypertune train FEATSTAT.txt SCORESTAT.txt --init INIT --loss softmax --json
+  hypertune train forests/ --refs ref. --init w --loss ranking --kbest 200
+
+Losses (docs/tuners.md): pro (Hopkins & May 2011: sampled pairs, logistic), pl (Plackett-Luce/ListMLE,
+Xia et al.: top-k likelihood of the lists ranked by gain, --top-k, --sample), ranking (hinge on PRO's
+pairs), mse (model score regressed on the gain), softmax (likelihood of each list's top-gain set).
+The gain is BLEU+1 (--smooth moses or nakov for Moses pro's smoothings). Lattices and forests give their
+--kbest best derivations under --init.
+"""
+
+PRO_EXAMPLE = """examples:
+  hypertune pro nbest.gz --refs ref.0 ref.1 --init init.opt --out weights --out-format moses
+  hypertune pro FEATSTAT.0 FEATSTAT.1 SCORESTAT.0 SCORESTAT.1 --init init.opt --seed 3
+
+PRO as Moses's pro and mert-moses.pl's --pairwise-ranked run it (Hopkins & May 2011): per sentence 5000
+pairs sampled, those whose BLEU+1 differs by more than 0.05, the 50 with the largest difference, a
+logistic classifier on their feature differences (both orientations, no bias), L2 0.1. Moses's -r
+(a seed) is --seed here: -r is --refs on every hypertune command.
+"""
+
+
+def register(subparsers: Any) -> None:
+    register_trainer(subparsers, "train", EXAMPLE, with_loss=True)
+
+
+def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) -> None:
+    from hypertune.cli.common import add_output_options
+    from hypertune.cli.plots import add_plot_option
+    from hypertune.cli.tuning import add_input_options, add_metric_options
+    from hypertune.formats.weights import WEIGHTS_FORMATS
+    from hypertune.tuners.losses import LOSSES
+    from hypertune.tuners.train import GAIN_SMOOTHINGS
+
+    parser = subparsers.add_parser(
+        name,
+        help=COMMANDS[name],
+        description="Tune weights by minimizing a loss over k-best candidates with L-BFGS; prints the metric of "
+        "the model-best translations before and after and writes the weights.",
+        epilog=example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
+    add_metric_options(parser)
+    for action in parser._actions:  # the gain's smoothing is --gain-smooth; --smooth is the metric's
+        if "--smooth" in action.option_strings:
+            action.help = "BLEU smoothing of the reported metric (default: none)"
+    if with_loss:
+        parser.add_argument("--loss", choices=LOSSES, default="pro", help="default: pro")
+    parser.add_argument("--l2", type=float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)")
+    parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pl: the top of each list scored (5)")
+    parser.add_argument("--sample", type=int, default=30, metavar="M", help="pl: candidates kept per list (30)")
+    parser.add_argument("--kbest", type=int, default=100, metavar="K", help="lattices/forests: derivations each")
+    parser.add_argument(
+        "--gain-smooth", choices=GAIN_SMOOTHINGS, default="plus1", help="the sentence gain: BLEU+1 (default) or Moses's"
+    )
+    parser.add_argument("--interpolate", type=float, default=1.0, metavar="B", help="β·w_new + (1 − β)·w_init")
+    parser.add_argument("--iterations", type=int, default=200, metavar="N", help="most L-BFGS iterations (200)")
+    parser.add_argument("--normalize", choices=("l1", "none"), default="l1", help="divide by the L1 norm (default)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
+    parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_output_options(parser)
+    add_plot_option(parser, "BLEU and the loss per L-BFGS iteration")
+    parser.set_defaults(run=run, outputs=("out", "plot"), **({} if with_loss else {"loss": "pro"}))
+
+
+def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import load_tuning_set, load_weights, report_tuning
+    from hypertune.tuners.train import Trainer
+
+    tuning_set = load_tuning_set(args)
+    init, _ = load_weights(args.init, tuning_set, args)
+
+    def report(entry: Any) -> None:
+        sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "
+                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+        sys.stderr.flush()
+
+    trainer = Trainer(
+        loss=args.loss,
+        l2=args.l2,
+        top_k=args.top_k,
+        sample=args.sample,
+        kbest=args.kbest,
+        smooth=args.gain_smooth,
+        interpolate=args.interpolate,
+        normalize=args.normalize,
+        iterations=args.iterations,
+        seed=args.seed,
+        progress=report if show_progress(args) else None,
+    )
+    result = trainer.fit(tuning_set, init)
+    if show_progress(args):
+        sys.stderr.write("\n")
+    details = (
+        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
+    )
+    return report_tuning(args, tuning_set, result, details)

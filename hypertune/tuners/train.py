@@ -1,0 +1,156 @@
+"""Tuning as a loss × an optimizer: PRO, Plackett-Luce, pairwise hinge, MSE and softmax over k-best
+candidates, minimized by L-BFGS with L2 (see docs/tuners.md).
+
+The candidates are every sentence's k-best list (lattices and forests: their ``kbest`` best derivations
+under the initial weights, :func:`~hypertune.tuners.corpus.as_kbest_lists`), each hypothesis with its
+sentence gain: BLEU+1 (Lin & Och 2004) by default, Moses ``pro``'s all-orders smoothing with
+``smooth="moses"``, Nakov et al.'s brevity-penalty smoothing with ``"nakov"``. :class:`Trainer` is the
+batch optimizer; the online ones come with the next tuners on the same losses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from hypertune.errors import InputError, UsageError
+from hypertune.metrics.bleu import bleu_score
+from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
+from hypertune.tuners.losses import LOSSES, Candidates, make_loss
+from hypertune.tuners.mert import normalize_l1
+from hypertune.tuners.objectives import sentence_losses
+from hypertune.weights import Weights
+
+GAIN_SMOOTHINGS = ("plus1", "moses", "nakov")
+
+
+def sentence_gains(stats: np.ndarray, order: int, smooth: str = "plus1") -> np.ndarray:
+    """Every row's sentence BLEU: BLEU+1 (``plus1``, Lin & Och 2004), or Moses's ``smoothedSentenceBleu``
+    (``moses``: +1 on every order; ``nakov``: also on the reference length)."""
+    if smooth == "plus1":
+        return 1.0 - sentence_losses(stats, order)
+    if smooth in ("moses", "nakov"):
+        return np.asarray(bleu_score(stats, order, smooth), dtype=np.float64)
+    raise UsageError(f"unknown gain smoothing {smooth!r}; choose one of {', '.join(GAIN_SMOOTHINGS)}")
+
+
+@dataclass(frozen=True)
+class TrainIteration(Iteration):
+    """One L-BFGS iteration: the metric of the model-best translations and the loss (L2 included)."""
+
+    loss: float = 0.0
+
+
+@dataclass
+class TrainResult(TuningResult):
+    """:class:`TuningResult` plus the loss, its value at the start and the end, and the pairs PRO kept."""
+
+    loss: str = ""
+    loss_before: float = 0.0
+    loss_after: float = 0.0
+    pairs: int = 0
+
+
+class Trainer:
+    """A loss (``pro``, ``pl``, ``ranking``, ``mse``, ``softmax``) minimized with L-BFGS plus ``l2``·‖w‖²/2
+    (default: the loss's own, 0.1, or 1 for PL as Xia et al.'s unit Gaussian prior). ``top_k`` and
+    ``sample``: PL's options. ``kbest``: derivations per lattice/forest. ``smooth``: the sentence gain.
+    ``interpolate``: β of cdec's ``w ← β·w_new + (1 − β)·w_init``. ``normalize``: ``l1`` as MERT.
+    Everything random comes from ``seed``."""
+
+    def __init__(
+        self,
+        *,
+        loss: str = "pro",
+        l2: float | None = None,
+        top_k: int = 5,
+        sample: int | None = 30,
+        kbest: int = 100,
+        smooth: str = "plus1",
+        interpolate: float = 1.0,
+        normalize: str = "l1",
+        iterations: int = 200,
+        seed: int = 0,
+        progress: Callable[[TrainIteration], None] | None = None,
+    ) -> None:
+        if loss not in LOSSES:
+            raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")
+        if smooth not in GAIN_SMOOTHINGS:
+            raise UsageError(f"unknown gain smoothing {smooth!r}; choose one of {', '.join(GAIN_SMOOTHINGS)}")
+        if l2 is not None and l2 < 0:
+            raise UsageError("--l2 must be >= 0")
+        if not 0 < interpolate <= 1:
+            raise UsageError(f"--interpolate must be in (0, 1], got {interpolate}")
+        if normalize not in ("l1", "none"):
+            raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
+        make_loss(loss, top_k, sample)  # checks the loss's own options now
+        self.loss, self.l2, self.top_k, self.sample = loss, l2, top_k, sample
+        self.kbest, self.smooth, self.interpolate, self.normalize = kbest, smooth, interpolate, normalize
+        self.iterations, self.seed, self.progress = iterations, seed, progress
+
+    def fit(self, tuning_set: TuningSet, init: Weights) -> TrainResult:
+        started = time.perf_counter()
+        names = tuning_set.feature_space.names
+        start = init.vector(tuning_set.feature_space, len(names))
+        candidates = self.candidates(tuning_set, start)
+        loss = make_loss(self.loss, self.top_k, self.sample)
+        loss.prepare(candidates, start, np.random.default_rng(self.seed))
+        l2 = loss.default_l2 if self.l2 is None else self.l2
+        model_best = ModelBest(tuning_set)
+
+        def metric(w: np.ndarray) -> float:
+            return float(tuning_set.score(model_best.stats(w).sum(axis=0)))
+
+        def function(w: np.ndarray) -> tuple[float, np.ndarray]:
+            value, gradient = loss.value_and_gradient(w)
+            return value + 0.5 * l2 * float(w @ w), gradient + l2 * w
+
+        history: list[Iteration] = []
+
+        def record(w: np.ndarray) -> None:
+            entry = TrainIteration(len(history) + 1, metric(w), time.perf_counter() - started, function(w)[0])
+            history.append(entry)
+            if self.progress is not None:
+                self.progress(entry)
+
+        before = function(start)[0]
+        found = scipy.optimize.minimize(
+            function, start, jac=True, method="L-BFGS-B", callback=record, options={"maxiter": self.iterations}
+        )
+        w = self.interpolate * found.x + (1.0 - self.interpolate) * start
+        weights = Weights(init)
+        weights.update(Weights.from_vector(tuning_set.feature_space, w))
+        if self.normalize == "l1":
+            weights = normalize_l1(weights)
+        final = weights.vector(tuning_set.feature_space, len(names))
+        return TrainResult(
+            weights=weights,
+            bleu_before=metric(start),
+            bleu_after=metric(final),
+            history=history,
+            seconds=time.perf_counter() - started,
+            seed=self.seed,
+            metric=metric_label(tuning_set.metric),
+            loss=loss.name,
+            loss_before=before,
+            loss_after=float(found.fun),
+            pairs=int(getattr(loss, "pairs", (np.zeros(0),))[0].size),
+        )
+
+    def candidates(self, tuning_set: TuningSet, start: np.ndarray) -> Candidates:
+        """Every sentence's k-best hypotheses with their sentence gains."""
+        if tuning_set.stats_size % 2 != 1:
+            raise InputError(f"the {self.loss} loss needs BLEU statistics for its sentence gains")
+        graphs, stats = as_kbest_lists(tuning_set, start, self.kbest)
+        width = len(tuning_set.feature_space)
+        features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
+        offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
+        rows = np.vstack([s[1:] for s in stats])
+        order = (rows.shape[1] - 1) // 2
+        return Candidates(features, offsets, sentence_gains(rows, order, self.smooth))
