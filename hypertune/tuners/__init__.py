@@ -9,8 +9,8 @@ from hypertune.tuners.base import Iteration, Tuner, TuningResult
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import Mert, MertResult
 from hypertune.tuners.minrisk import MinRisk, MinRiskResult
-from hypertune.tuners.train import Trainer, TrainResult
 from hypertune.tuners.mira import Mira, MiraResult, batch_mira
+from hypertune.tuners.train import Trainer, TrainResult
 
 #: The tuners by the name the command line and the docs use.
 TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira, "minrisk": MinRisk, "train": Trainer}
