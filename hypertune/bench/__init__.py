@@ -56,13 +56,20 @@ def oracle_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLik
     return benchmark_oracle(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle")
+def train_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.tuners import benchmark_train
+
+    return benchmark_train(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train")
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
     "mira": mira_figures,
     "minrisk": minrisk_figures,
     "oracle": oracle_figures,
+    "train": train_figures,
 }
 
 

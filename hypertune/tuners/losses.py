@@ -10,8 +10,8 @@ function during optimization. The optimizer (:mod:`hypertune.tuners.train`) adds
 Sources: PRO, Hopkins & May 2011 (sampling Γ = 5000, threshold α = 0.05, keep Ξ = 50; logistic loss, both
 orientations, no bias, as Moses's ``pro``); Plackett-Luce/ListMLE, Xia et al. 2008 (top-k likelihood,
 eq. 10-11) and its use for MT tuning with resampling; pairwise hinge, the ranking SVM of Joachims 2002 on
-PRO's pairs; MSE, regression of the model score on the gain; softmax/CLL over the oracle set (survey
-eq. 38).
+PRO's pairs; MSE, regression of the model score on the gain within each list;
+softmax/CLL over the oracle set (survey eq. 38).
 """
 
 from __future__ import annotations
@@ -195,13 +195,27 @@ def _resample(rows: np.ndarray, scores: np.ndarray, m: int, rng: np.random.Gener
 
 # ---------------------------------------------------------------------- regression and softmax
 class MseLoss(Loss):
-    """Regression of the model score on the gain: ``Σ (w·h − g)²`` over all hypotheses."""
+    """Regression of the model score on the gain within each list: ``Σ_s Σ_i (w·h̃_i − g̃_i)²`` with features
+    and gains centred per sentence (a list's scores matter only relative to each other; up to a factor this
+    is the regression on all pairwise differences, cf. Bazrafshan et al. 2012, who regress PRO's pairs)."""
 
     name = "mse"
 
+    def prepare(self, candidates: Candidates, w: np.ndarray, rng: np.random.Generator) -> None:
+        super().prepare(candidates, w, rng)
+        owner = candidates.owner()
+        sizes = np.diff(candidates.offsets).astype(np.float64)
+        averaging = sp.csr_matrix(
+            (np.ones(owner.size) / sizes[owner], (owner, np.arange(owner.size))),
+            shape=(candidates.sentences, owner.size),
+        )
+        self.centred = sp.csr_matrix(candidates.features - sp.csr_matrix(averaging @ candidates.features)[owner])
+        gains = candidates.gains
+        self.targets = gains - (np.bincount(owner, gains, minlength=candidates.sentences) / sizes)[owner]
+
     def value_and_gradient(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        residual = self.candidates.features @ w - self.candidates.gains
-        return float(residual @ residual), 2.0 * (self.candidates.features.T @ residual)
+        residual = self.centred @ w - self.targets
+        return float(residual @ residual), 2.0 * (self.centred.T @ residual)
 
 
 class SoftmaxLoss(Loss):

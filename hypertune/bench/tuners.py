@@ -1,0 +1,107 @@
+"""The tuner table of docs/tuners.md: every tuner on the Moses scorer data (100 sentences x 100-best),
+tuned on the first 50 sentences with its default options from the usual moses.ini weights, scored by
+1-best BLEU on the last 50; seeds 1-3, mean and spread, and time. ``python -m hypertune.bench.tuners
+../shared`` prints it as Markdown.
+
+Also :func:`benchmark_train`: PRO (sampling + classifier) and one PL(5) objective + gradient on the
+1,000 x 100 corpus of ``make_bench.py nbest`` (the ``train`` suite of ``hypertune bench``).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from hypertune.bench.core import Figure, make_bench_corpus, median_time
+from hypertune.bench.minrisk import MOSES_START
+from hypertune.formats import read_graphs, read_references
+from hypertune.metrics import BleuMetric
+from hypertune.tuners import Mert, MinRisk, Mira, Trainer, TuningSet
+from hypertune.tuners.corpus import ModelBest
+from hypertune.tuners.losses import make_loss
+from hypertune.weights import Weights
+
+TUNERS: dict[str, Callable[[int], object]] = {
+    "MERT, 20 restarts": lambda seed: Mert(restarts=20, seed=seed),
+    "batch MIRA": lambda seed: Mira(seed=seed),
+    "PRO": lambda seed: Trainer(loss="pro", seed=seed),
+    "PL(1)": lambda seed: Trainer(loss="pl", top_k=1, seed=seed),
+    "PL(5)": lambda seed: Trainer(loss="pl", top_k=5, seed=seed),
+    "ranking (hinge)": lambda seed: Trainer(loss="ranking", seed=seed),
+    "softmax": lambda seed: Trainer(loss="softmax", seed=seed),
+    "MSE": lambda seed: Trainer(loss="mse", seed=seed),
+    "minimum risk (xbleu)": lambda seed: MinRisk(objective="xbleu", seed=seed),
+}
+
+
+def tuner_table(shared_dir: str, seeds: tuple[int, ...] = (1, 2, 3)) -> list[dict[str, object]]:
+    """One row per tuner: held-out BLEU (0-100) mean and spread over ``seeds``, tuning BLEU mean, seconds."""
+    folder = os.path.join(shared_dir, "data", "moses", "scorer-data")
+    graphs = read_graphs([os.path.join(folder, "nbest.out.gz")])
+    references = read_references([os.path.join(folder, "reference.txt.gz")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unused reference lines
+        metric = BleuMetric(tokenize="none", lowercase=True)
+        tuning = TuningSet.from_corpus([g for g in graphs if g.sentence_id < 50], references, metric)
+        held_out = TuningSet.from_corpus([g for g in graphs if g.sentence_id >= 50], references, metric)
+    start = Weights(MOSES_START)
+    untuned = [_bleu(held_out, start)] * len(seeds)
+    rows = [{"tuner": "start weights", "held-out": untuned, "tuning": _bleu(tuning, start), "seconds": 0.0}]
+    for name, make in TUNERS.items():
+        scores, tuned, seconds = [], [], []
+        for seed in seeds:
+            began = time.perf_counter()
+            weights = make(seed).fit(tuning, Weights(start)).weights
+            seconds.append(time.perf_counter() - began)
+            scores.append(_bleu(held_out, weights))
+            tuned.append(_bleu(tuning, weights))
+        rows.append(
+            {"tuner": name, "held-out": scores, "tuning": statistics.mean(tuned), "seconds": statistics.mean(seconds)}
+        )
+    return rows
+
+
+def _bleu(tuning_set: TuningSet, weights: Weights) -> float:
+    w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
+    return 100 * float(tuning_set.score(ModelBest(tuning_set).stats(w).sum(axis=0)))
+
+
+def markdown(rows: list[dict[str, object]]) -> str:
+    lines = ["| tuner | held-out BLEU, mean (min-max) over seeds 1-3 | tuning BLEU | seconds |", "|---|---|---|---|"]
+    for row in rows:
+        scores = row["held-out"]
+        lines.append(f"| {row['tuner']} | {statistics.mean(scores):.2f} ({min(scores):.2f}-{max(scores):.2f}) | "
+                     f"{row['tuning']:.2f} | {row['seconds']:.2f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def benchmark_train(shared_dir: str, workdir: str) -> list[Figure]:
+    """Targets (loss x optimizer issue): PRO on 1,000 x 100 in 3 s; one PL(5) objective + gradient in 20 ms."""
+    nbest = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tuning_set = TuningSet.from_corpus(
+            read_graphs([str(nbest / "nbest.gz")]), read_references([str(nbest / "ref")]), BleuMetric(tokenize="none")
+        )
+    start = Weights({name: 0.1 for name in tuning_set.feature_space.names})
+    began = time.perf_counter()
+    result = Trainer(loss="pro", seed=1).fit(tuning_set, start)
+    detail = f"{result.pairs} pairs, BLEU {100 * result.bleu_before:.2f} -> {100 * result.bleu_after:.2f}"
+    figures = [Figure("PRO (sampling + classifier), 1,000 x 100", time.perf_counter() - began, 3.0, detail)]
+    trainer = Trainer(loss="pl", top_k=5, seed=1)
+    w = start.vector(tuning_set.feature_space, len(tuning_set.feature_space))
+    loss = make_loss("pl", 5, 30)
+    loss.prepare(trainer.candidates(tuning_set, w), w, np.random.default_rng(1))
+    seconds = median_time(lambda: loss.value_and_gradient(w), 20)
+    figures.append(Figure("PL(5) objective + gradient, 1,000 x 100 (30 kept per list)", seconds, 0.020))
+    return figures
+
+
+if __name__ == "__main__":  # pragma: no cover - prints the table of docs/tuners.md
+    print(markdown(tuner_table(sys.argv[1] if len(sys.argv) > 1 else os.path.join("..", "shared"))))
