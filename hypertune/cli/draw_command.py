@@ -24,7 +24,7 @@ IMAGE_FORMATS = ("svg", "png", "pdf")
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.cli.tuning import add_graph_format_option
+    from hypertune.cli.tuning import add_one_graph_options
 
     parser = subparsers.add_parser(
         "draw",
@@ -34,11 +34,7 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", metavar="GRAPH", help="a file of one or more graphs (see --graph)")
-    add_graph_format_option(parser)
-    parser.add_argument(
-        "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
-    )
+    add_one_graph_options(parser)
     parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="weights (default 0)")
     parser.add_argument(
         "--show",
@@ -56,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     import shutil
     import subprocess
 
+    from hypertune.cli.tuning import load_one_graph
     from hypertune.errors import InputError, UsageError
-    from hypertune.formats import read_graphs, read_weights
+    from hypertune.formats import read_weights
     from hypertune.formats.dot import DRAW_LIMIT
     from hypertune.formats.io import write_atomically
     from hypertune.weights import Weights
@@ -68,11 +65,8 @@ def run(args: argparse.Namespace) -> int:
     dot = shutil.which("dot")
     if kind in IMAGE_FORMATS and dot is None:
         raise UsageError(f"--out {args.out}: Graphviz's dot is not installed; write a .dot file instead")
-    graphs = read_graphs(args.path, args.format)
-    if not 0 <= args.index < len(graphs):
-        raise UsageError(f"--graph {args.index}: {args.path} has {len(graphs)} graph(s)")
+    hg = load_one_graph(args)
     weights = read_weights(args.weights) if args.weights else Weights()
-    hg = graphs[args.index]
     if args.prune:
         from hypertune.algorithms.prune import prune
 

@@ -28,7 +28,7 @@ TRACE_LIMIT = 200
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.tuning import add_graph_format_option
+    from hypertune.cli.tuning import add_one_graph_options
 
     parser = subparsers.add_parser(
         "inside",
@@ -38,14 +38,10 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", metavar="GRAPH", help="a file of one or more graphs (see --graph)")
-    add_graph_format_option(parser)
+    add_one_graph_options(parser)
     parser.add_argument("--semiring", "-s", required=True, metavar="NAME", help="see below")
     parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="weights (default 0)")
     parser.add_argument("--direction", "-d", action="append", default=[], metavar="D", help="envelope: direction")
-    parser.add_argument(
-        "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
-    )
     parser.add_argument("--outside", action="store_true", help="also the outside values (commutative semirings)")
     parser.add_argument("--trace", action="store_true", help=f"the computation node by node (≤ {TRACE_LIMIT} edges)")
     add_output_options(parser)
@@ -56,14 +52,12 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.algorithms import inside, outside
     from hypertune.algorithms.semiring_values import named_semiring, show
     from hypertune.cli.common import emit
+    from hypertune.cli.tuning import load_one_graph
     from hypertune.errors import InputError, UsageError
-    from hypertune.formats import read_graphs, read_weights
+    from hypertune.formats import read_weights
     from hypertune.weights import Weights
 
-    graphs = read_graphs(args.path, args.format)
-    if not 0 <= args.index < len(graphs):
-        raise UsageError(f"--graph {args.index}: {args.path} has {len(graphs)} graph(s)")
-    hg = graphs[args.index]
+    hg = load_one_graph(args)
     weights = read_weights(args.weights) if args.weights else Weights()
     direction = read_weights(args.direction) if args.direction else None
     if args.trace and hg.num_edges > TRACE_LIMIT:

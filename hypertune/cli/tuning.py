@@ -72,6 +72,23 @@ def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_one_graph_options(parser: argparse.ArgumentParser) -> None:
+    """A file of graphs and which one (``inside``, ``draw``)."""
+    parser.add_argument("path", metavar="GRAPH", help="a file of one or more graphs (see --graph)")
+    add_graph_format_option(parser)
+    parser.add_argument(
+        "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
+    )
+
+
+def load_one_graph(args: argparse.Namespace):  # noqa: ANN201 - a Hypergraph
+    """The graph ``--graph`` of the file (a usage error naming how many there are when out of range)."""
+    graphs = read_graphs(args.path, args.format)
+    if not 0 <= args.index < len(graphs):
+        raise UsageError(f"--graph {args.index}: {args.path} has {len(graphs)} graph(s)")
+    return graphs[args.index]
+
+
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
