@@ -41,7 +41,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     from hypertune.cli.tuning import add_input_options, add_metric_options
     from hypertune.formats.weights import WEIGHTS_FORMATS
     from hypertune.tuners.losses import LOSSES
-    from hypertune.tuners.train import GAIN_SMOOTHINGS
+    from hypertune.tuners.train import GAIN_SMOOTHINGS, OPTIMIZERS
 
     parser = subparsers.add_parser(
         name,
@@ -60,6 +60,10 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     if with_loss:
         parser.add_argument("--loss", choices=LOSSES, default="pro", help="default: pro")
     parser.add_argument("--l2", type=float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)")
+    parser.add_argument("--l1", type=float, default=0.0, metavar="L", help="L1 weight of λ‖w‖₁, by OWL-QN (default 0)")
+    parser.add_argument(
+        "--optimizer", choices=OPTIMIZERS, default="auto", help="lbfgs, or owlqn for L1 (default: auto)"
+    )
     parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pl: the top of each list scored (5)")
     parser.add_argument("--sample", type=int, default=30, metavar="M", help="pl: candidates kept per list (30)")
     parser.add_argument("--kbest", type=int, default=100, metavar="K", help="lattices/forests: derivations each")
@@ -93,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     trainer = Trainer(
         loss=args.loss,
         l2=args.l2,
+        l1=args.l1,
+        optimizer=args.optimizer,
         top_k=args.top_k,
         sample=args.sample,
         kbest=args.kbest,

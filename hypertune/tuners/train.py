@@ -25,9 +25,11 @@ from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
 from hypertune.tuners.losses import LOSSES, Candidates, make_loss
 from hypertune.tuners.mert import normalize_l1
 from hypertune.tuners.objectives import sentence_losses
+from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.weights import Weights
 
 GAIN_SMOOTHINGS = ("plus1", "moses", "nakov")
+OPTIMIZERS = ("auto", "lbfgs", "owlqn")
 
 
 def sentence_gains(stats: np.ndarray, order: int, smooth: str = "plus1") -> np.ndarray:
@@ -59,7 +61,8 @@ class TrainResult(TuningResult):
 
 class Trainer:
     """A loss (``pro``, ``pl``, ``ranking``, ``mse``, ``softmax``) minimized with L-BFGS plus ``l2``·‖w‖²/2
-    (default: the loss's own, 0.1, or 1 for PL as Xia et al.'s unit Gaussian prior). ``top_k`` and
+    (default: the loss's own, 0.1, or 1 for PL as Xia et al.'s unit Gaussian prior) and ``l1``·‖w‖₁, the
+    latter by OWL-QN (``optimizer="owlqn"``, chosen by ``"auto"`` when ``l1 > 0``; Andrew & Gao 2007). ``top_k`` and
     ``sample``: PL's options. ``kbest``: derivations per lattice/forest. ``smooth``: the sentence gain.
     ``interpolate``: β of cdec's ``w ← β·w_new + (1 − β)·w_init``. ``normalize``: ``l1`` as MERT.
     Everything random comes from ``seed``."""
@@ -69,6 +72,8 @@ class Trainer:
         *,
         loss: str = "pro",
         l2: float | None = None,
+        l1: float = 0.0,
+        optimizer: str = "auto",
         top_k: int = 5,
         sample: int | None = 30,
         kbest: int = 100,
@@ -83,14 +88,20 @@ class Trainer:
             raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")
         if smooth not in GAIN_SMOOTHINGS:
             raise UsageError(f"unknown gain smoothing {smooth!r}; choose one of {', '.join(GAIN_SMOOTHINGS)}")
-        if l2 is not None and l2 < 0:
-            raise UsageError("--l2 must be >= 0")
+        if (l2 is not None and l2 < 0) or l1 < 0:
+            raise UsageError("--l2 and --l1 must be >= 0")
+        if optimizer not in OPTIMIZERS:
+            raise UsageError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+        if optimizer == "lbfgs" and l1 > 0:
+            raise UsageError("--l1 needs --optimizer owlqn (L-BFGS cannot step across the kink of |w|)")
         if not 0 < interpolate <= 1:
             raise UsageError(f"--interpolate must be in (0, 1], got {interpolate}")
         if normalize not in ("l1", "none"):
             raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
         make_loss(loss, top_k, sample)  # checks the loss's own options now
         self.loss, self.l2, self.top_k, self.sample = loss, l2, top_k, sample
+        self.l1 = float(l1)
+        self.optimizer = ("owlqn" if l1 > 0 else "lbfgs") if optimizer == "auto" else optimizer
         self.kbest, self.smooth, self.interpolate, self.normalize = kbest, smooth, interpolate, normalize
         self.iterations, self.seed, self.progress = iterations, seed, progress
 
@@ -119,10 +130,13 @@ class Trainer:
             if self.progress is not None:
                 self.progress(entry)
 
-        before = function(start)[0]
-        found = scipy.optimize.minimize(
-            function, start, jac=True, method="L-BFGS-B", callback=record, options={"maxiter": self.iterations}
-        )
+        before = function(start)[0] + self.l1 * float(np.abs(start).sum())
+        if self.optimizer == "owlqn":
+            found = minimize_owlqn(function, start, self.l1, self.iterations, callback=record)
+        else:
+            found = scipy.optimize.minimize(
+                function, start, jac=True, method="L-BFGS-B", callback=record, options={"maxiter": self.iterations}
+            )
         w = self.interpolate * found.x + (1.0 - self.interpolate) * start
         weights = Weights(init)
         weights.update(Weights.from_vector(tuning_set.feature_space, w))
