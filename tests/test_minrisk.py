@@ -399,3 +399,19 @@ def test_featstat_input_gradient_matches_finite_differences(shared):
         up[name] += h
         down[name] -= h
         assert found.gradient[name] == pytest.approx((risk(up) - risk(down)) / (2 * h), rel=1e-4, abs=1e-8), name
+
+
+def test_l1_by_owlqn_reaches_the_optimality_conditions():
+    """With --l1 the end point satisfies the L1 optimality conditions of L + λ‖w‖²/2 + l1‖w‖₁ over the free
+    weights (the risk's gradient from the trainer's own function; zeros exactly zero)."""
+    tuning_set = fixture_set()
+    options = MinRisk(objective="risk", l1=0.05, l2=0.01, iterations=500, tolerance=1e-14)
+    result = options.fit(tuning_set, read_weights(INIT))
+    problem = options.problem(tuning_set, read_weights(INIT))
+    w = result.weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
+    _, gradient, _, _ = problem.value_and_gradient(w, 1.0)
+    free = problem.free
+    x, g = w[free], gradient[free]
+    assert np.any(x == 0.0)
+    assert np.all(np.abs(g[x != 0] + 0.05 * np.sign(x[x != 0])) < 1e-3)
+    assert np.all(np.abs(g[x == 0]) <= 0.05 + 1e-3)

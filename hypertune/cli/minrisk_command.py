@@ -56,6 +56,7 @@ def register(subparsers: Any) -> None:
         "--quench-max", type=float, default=64.0, metavar="G", help="quenching doubles γ up to G (default 64)"
     )
     parser.add_argument("--l2", type=float, default=0.0, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default 0)")
+    parser.add_argument("--l1", type=float, default=0.0, metavar="L", help="L1 weight, by OWL-QN (default 0)")
     parser.add_argument(
         "--smooth-bp",
         type=float,
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         entropy=args.entropy,
         anneal=Annealing.parse(args.anneal, args.quench_max) if args.anneal else None,
         l2=args.l2,
+        l1=args.l1,
         smooth_bp=args.smooth_bp,
         linear_p=args.linear_p,
         linear_r=args.linear_r,

@@ -49,6 +49,7 @@ from hypertune.tuners.objectives import (
     ObjectiveValue,
     sentence_losses,
 )
+from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.weights import Weights
 
 
@@ -173,7 +174,8 @@ class MinRisk:
     ``objective``: ``xbleu`` (default), ``risk`` or ``linear-bleu``. ``scale``: γ (default 1), fixed unless
     ``optimize_scale``. ``entropy``: T of ``L - T·H`` (default 0); ``anneal``: an :class:`Annealing`
     schedule instead (γ fixed while T falls, then quenched). ``l2``: λ of ``λ‖w‖²/2`` (the scale is not
-    regularized). ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
+    regularized); ``l1``: of ``l1·‖w‖₁``, minimized by OWL-QN (:mod:`hypertune.tuners.owlqn`) instead of
+    L-BFGS-B. ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
     ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
     initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
     L-BFGS iterations per run; ``tolerance``: a run also stops when an iteration improves the objective by
@@ -190,6 +192,7 @@ class MinRisk:
         entropy: float = 0.0,
         anneal: Annealing | None = None,
         l2: float = 0.0,
+        l1: float = 0.0,
         smooth_bp: float = 0.0,
         linear_p: float | None = None,
         linear_r: float | None = None,
@@ -205,8 +208,10 @@ class MinRisk:
             raise UsageError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
         if not scale > 0:
             raise UsageError(f"the scale γ must be positive, got {scale}")
-        if entropy < 0 or l2 < 0:
-            raise UsageError("the entropy weight T and the L2 weight must be >= 0")
+        if entropy < 0 or l2 < 0 or l1 < 0:
+            raise UsageError("the entropy weight T and the L2 and L1 weights must be >= 0")
+        if l1 and (bounds or optimize_scale):
+            raise UsageError("--l1 (OWL-QN) takes no --bounds and no --optimize-scale")
         if anneal is not None and (optimize_scale or entropy):
             raise UsageError("annealing sets T and γ itself: give --anneal without --entropy and --optimize-scale")
         if (linear_p is None) != (linear_r is None):
@@ -221,6 +226,7 @@ class MinRisk:
         self.entropy = float(entropy)
         self.anneal = anneal
         self.l2 = float(l2)
+        self.l1 = float(l1)
         self.smooth_bp = float(smooth_bp)
         self.linear_p, self.linear_r = linear_p, linear_r
         self.kbest = kbest
@@ -378,6 +384,7 @@ class RiskProblem:
         def record(x: np.ndarray) -> None:
             full, g = unpack(x)
             value, _, _, figures = evaluate(x)
+            value += self.options.l1 * float(np.abs(full[free]).sum())
             entry = MinRiskIteration(
                 len(history) + 1,
                 self.metric_at(full),
@@ -391,6 +398,11 @@ class RiskProblem:
             if self.options.progress is not None:
                 self.options.progress(entry)
 
+        if self.options.l1:  # OWL-QN: L1 on the weights, none on the scale
+            penalty = np.concatenate((np.full(free.size, self.options.l1), [0.0] if optimize_scale else []))
+            found = minimize_owlqn(function, x0, penalty, self.options.iterations, tolerance=self.options.tolerance,
+                                   callback=record)  # fmt: skip
+            return unpack(found.x)
         bounds = self._bounds() + ([(1e-6, None)] if optimize_scale else [])
         found = scipy.optimize.minimize(
             function,
