@@ -285,3 +285,24 @@ def test_duplicate_rows_found_exactly_even_when_hashes_collide():
     assert np.array_equal(_first_equal(*args, _bits(stats), _bits(features.data), True), expected)
     colliding = (np.zeros_like(_bits(stats)), np.zeros_like(_bits(features.data)))
     assert np.array_equal(_first_equal(*args, *colliding, True), expected)
+
+
+def test_dense_init_one_weight_per_line_reads_as_the_line_it_stands_for(shared, tmp_path, capsys):
+    """kbmira still takes a legacy dense file written one weight per line: so does hypertune, with a warning,
+    and the run equals the one from the same numbers on one line."""
+    folder = shared / "moses" / "featstat-10x100"
+    line = (folder / "INIT").read_text().splitlines()[0]
+    one_line, column = tmp_path / "line", tmp_path / "column"
+    one_line.write_text(line + "\n")
+    column.write_text("\n".join(line.split()) + "\n")
+    runs = []
+    for init in (one_line, column):
+        args = ["mira", "-F", str(folder / "FEATSTAT.txt"), "-S", str(folder / "SCORESTAT.txt"), "--dense-init",
+                str(init), "-J", "3", "--json"]  # fmt: skip
+        from hypertune.cli import main
+
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        runs.append(json.loads(captured.out)["weights"])
+        assert ("legacy dense format" in captured.err) == (init == column)
+    assert runs[0] == runs[1]

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from hypertune.errors import InputError, UsageError
+from hypertune.errors import InputError, UsageError, warn
 from hypertune.formats._common import component_names, format_number
 from hypertune.formats.io import read_text, write_atomically
 from hypertune.weights import Weights
@@ -237,8 +237,9 @@ def read_zmert_params(path: str, text: str | None = None) -> list[ZmertParam]:
 def read_positional(
     path: str, feature_names: Sequence[str] | None, text: str | None = None
 ) -> tuple[dict[str, float], dict[str, float] | None, dict[str, float] | None]:
-    """A kbmira legacy dense line (start only) or Moses ``init.opt`` (start, min, max), named by
-    ``feature_names`` in order. Returns ``(start, minimum, maximum)`` (the last two ``None`` for one line)."""
+    """A kbmira legacy dense line (start only; also written one weight per line, with a warning) or Moses
+    ``init.opt`` (start, min, max), named by ``feature_names`` in order. Returns ``(start, minimum,
+    maximum)`` (the last two ``None`` for one line)."""
     text = _read_text(path) if text is None else text
     rows = [(n, line.split()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if feature_names is None:
@@ -246,6 +247,9 @@ def read_positional(
             f"{path}: positional weights (a line of numbers / init.opt) need the feature order; give the n-best "
             "list or FEATSTAT file they belong to"
         )
+    if len(feature_names) > 1 and len(rows) == len(feature_names) and all(len(f) == 1 for _, f in rows):
+        warn(f"{path}: one weight per line is kbmira's legacy dense format; write 'name value' lines instead")
+        rows = [(rows[0][0], [f[0] for _, f in rows])]  # a column of weights, read as the one line it stands for
     if len(rows) not in (1, 3):
         raise InputError(f"expected one line of weights or three (start, min, max), got {len(rows)} lines", path)
     vectors = []
