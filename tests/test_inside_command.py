@@ -118,3 +118,13 @@ def test_trace_refuses_large_graphs(tmp_path, capsys):
     assert main(["generate", str(big), "--edges", "400", "--seed", "1", "--quiet"]) == 0
     assert main(["inside", str(big), "--semiring", "counting", "--trace"]) == 1
     assert "at most 200" in capsys.readouterr().err
+
+
+def test_misspelt_weight_names_warn_and_strict_refuses(tmp_path, capsys):
+    weights = tmp_path / "w"
+    weights.write_text("tm 1\nlmm 0.5\n")
+    for command in (["inside", FOREST, "--semiring", "tropical"], ["draw", FOREST, "-o", str(tmp_path / "g.dot")]):
+        assert main([*command, "--weights", str(weights)]) == 0
+        assert "lmm (did you mean lm?)" in capsys.readouterr().err
+        assert main([*command, "--weights", str(weights), "--strict"]) == 1
+        assert "lmm" in capsys.readouterr().err

@@ -52,12 +52,10 @@ def run(args: argparse.Namespace) -> int:
     import shutil
     import subprocess
 
-    from hypertune.cli.tuning import load_one_graph
+    from hypertune.cli.tuning import graph_weights, load_one_graph
     from hypertune.errors import InputError, UsageError
-    from hypertune.formats import read_weights
     from hypertune.formats.dot import DRAW_LIMIT
     from hypertune.formats.io import write_atomically
-    from hypertune.weights import Weights
 
     kind = os.path.splitext(args.out)[1].lstrip(".").lower()
     if kind not in ("dot", "gv", *IMAGE_FORMATS):
@@ -66,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if kind in IMAGE_FORMATS and dot is None:
         raise UsageError(f"--out {args.out}: Graphviz's dot is not installed; write a .dot file instead")
     hg = load_one_graph(args)
-    weights = read_weights(args.weights) if args.weights else Weights()
+    weights = graph_weights(args.weights, hg, args.strict)
     if args.prune:
         from hypertune.algorithms.prune import prune
 

@@ -52,14 +52,12 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.algorithms import inside, outside
     from hypertune.algorithms.semiring_values import named_semiring, show
     from hypertune.cli.common import emit
-    from hypertune.cli.tuning import load_one_graph
+    from hypertune.cli.tuning import graph_weights, load_one_graph
     from hypertune.errors import InputError, UsageError
-    from hypertune.formats import read_weights
-    from hypertune.weights import Weights
 
     hg = load_one_graph(args)
-    weights = read_weights(args.weights) if args.weights else Weights()
-    direction = read_weights(args.direction) if args.direction else None
+    weights = graph_weights(args.weights, hg, args.strict)
+    direction = graph_weights(args.direction, hg, args.strict) if args.direction else None
     if args.trace and hg.num_edges > TRACE_LIMIT:
         limit = f"--trace writes out every edge; this graph has {hg.num_edges} (at most {TRACE_LIMIT})"
         raise InputError(limit, args.path)

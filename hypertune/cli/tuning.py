@@ -8,7 +8,7 @@ import os
 
 from hypertune.cli.common import emit, percent, write_or_print
 from hypertune.errors import InputError, UsageError
-from hypertune.formats import FORMATS, read_graphs, read_references
+from hypertune.formats import FORMATS, read_graphs, read_references, read_weights
 from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.input_cache import ENVIRONMENT, InputCache, Reader, cache_folder
 from hypertune.formats.io import read_head, read_text, require_rereadable
@@ -73,9 +73,10 @@ def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_one_graph_options(parser: argparse.ArgumentParser) -> None:
-    """A file of graphs and which one (``inside``, ``draw``)."""
+    """A file of graphs and which one (``inside``, ``draw``), and ``--strict`` for its weights' names."""
     parser.add_argument("path", metavar="GRAPH", help="a file of one or more graphs (see --graph)")
     add_graph_format_option(parser)
+    add_strict_option(parser)
     parser.add_argument(
         "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
     )
@@ -87,6 +88,16 @@ def load_one_graph(args: argparse.Namespace):  # noqa: ANN201 - a Hypergraph
     if not 0 <= args.index < len(graphs):
         raise UsageError(f"--graph {args.index}: {args.path} has {len(graphs)} graph(s)")
     return graphs[args.index]
+
+
+def graph_weights(paths: list[str], hg, strict: bool = False) -> Weights:  # noqa: ANN001 - a Hypergraph
+    """Weights for one graph (all 0 without files), their names checked against its features like every
+    command's (``check_feature_names``): a misspelt name warns instead of silently scoring 0."""
+    if not paths:
+        return Weights()
+    weights = read_weights(paths)
+    check_feature_names(weights, hg.feature_space, " ".join(paths), strict)
+    return weights
 
 
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
