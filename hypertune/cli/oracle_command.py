@@ -36,11 +36,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_options(parser)
-    add_metric_options(parser)
-    for action in parser._actions:  # the sentence metric: BLEU+1 unless told otherwise
-        if "--metric" in action.option_strings:
-            action.default = "bleu+1"
-            action.help = "the sentence metric: any name mert --metric takes (default bleu+1, Lin & Och 2004)"
+    add_metric_options(parser, default="bleu+1")  # the sentence metric: BLEU+1 (Lin & Och 2004) unless told
     parser.add_argument("--method", choices=METHODS, default="partial", help="default: partial")
     parser.add_argument(
         "--start-method",

@@ -53,10 +53,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     )
     add_input_options(parser)
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
-    add_metric_options(parser)
-    for action in parser._actions:  # the gain's smoothing is --gain-smooth; --smooth is the metric's
-        if "--smooth" in action.option_strings:
-            action.help = "BLEU smoothing of the reported metric (default: none)"
+    add_metric_options(parser)  # the reported metric's; the training gain's smoothing is --gain-smooth
     if with_loss:
         parser.add_argument("--loss", choices=LOSSES, default="pro", help="default: pro")
     parser.add_argument("--l2", type=float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)")

@@ -158,14 +158,14 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
     return bounds
 
 
-def add_metric_options(parser: argparse.ArgumentParser) -> None:
+def add_metric_options(parser: argparse.ArgumentParser, default: str = "bleu") -> None:
     """The metric options of ``hypertune bleu``; for tuning the tokenizer defaults to ``none``, since
     decoder output and tuning references are tokenized already (as Moses, cdec and Z-MERT assume)."""
     parser.add_argument(
         "--metric",
         "-m",
-        default="bleu",
-        help=f"one of {', '.join(METRICS)} (default bleu; ibm-bleu is cdec's), or an interpolation such as "
+        default=default,
+        help=f"one of {', '.join(METRICS)} (default {default}; ibm-bleu is cdec's), or an interpolation such as "
         "'bleu:0.5,ter:-0.5'",
     )
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="none", help="tokenizer (default: none)")
