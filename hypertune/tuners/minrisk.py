@@ -39,6 +39,7 @@ from hypertune.metrics import BleuMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
+from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
     OBJECTIVES,
@@ -47,7 +48,6 @@ from hypertune.tuners.objectives import (
     ExpectedRisk,
     Objective,
     ObjectiveValue,
-    sentence_losses,
 )
 from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.weights import Weights
@@ -453,7 +453,7 @@ def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, model_b
     if options.objective == "risk":
         graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
         stats = np.vstack(lists)
-        losses = sentence_losses(stats, order)
+        losses = 1.0 - np.asarray(Gain("bleu+1", order).score(stats))
         losses[np.cumsum([0] + [hg.num_edges for hg in graphs[:-1]])] = 0.0  # each list's start axiom (edge 0)
         return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
     if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():

@@ -17,11 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from hypertune.errors import UsageError
-from hypertune.metrics.bleu import bleu_plus_one
 
 
 @dataclass(frozen=True)
@@ -36,8 +34,8 @@ class ObjectiveValue:
 
 class ExpectedRisk:
     """``risk``: the mean over sentences of the expected sentence loss ``1 - BLEU+1`` (Smith & Eisner 2006,
-    eq. 3; BLEU+1 of Lin & Och 2004 as :func:`~hypertune.metrics.bleu.bleu_plus_one`). One column: the loss
-    of each hypothesis edge."""
+    eq. 3; BLEU+1 of Lin & Och 2004, the ``bleu+1`` gain of :class:`~hypertune.tuners.hope_fear.Gain`). One
+    column: the loss of each hypothesis edge."""
 
     name = "risk"
     columns = 1
@@ -137,12 +135,3 @@ class ExpectedBleu:
 
 Objective = ExpectedRisk | ExpectedLinearBleu | ExpectedBleu
 OBJECTIVES = ("xbleu", "risk", "linear-bleu")
-
-
-@numba.njit(cache=True, nogil=True)
-def sentence_losses(stats: np.ndarray, order: int) -> np.ndarray:  # pragma: no cover - compiled
-    """``1 - BLEU+1`` of every statistics row (the loss of :class:`ExpectedRisk`)."""
-    out = np.empty(stats.shape[0])
-    for i in range(stats.shape[0]):
-        out[i] = 1.0 - bleu_plus_one(stats[i], order)
-    return out

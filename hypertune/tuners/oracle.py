@@ -42,6 +42,7 @@ import numpy as np
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
 from hypertune.metrics.linear_bleu import estimate_precisions
 from hypertune.tuners.corpus import ModelBest, TuningSet
@@ -376,20 +377,6 @@ def _lexicographic_viterbi(node_offsets, tail_offsets, tails, primary, secondary
 
 
 @numba.njit(cache=True, nogil=True)
-def _log_bleu(total, order):  # pragma: no cover - compiled
-    """Corpus log BLEU of summed statistics (-inf when some order has no match)."""
-    value = 0.0
-    for n in range(order):
-        if total[2 * n] <= 0.0 or total[2 * n + 1] <= 0.0:
-            return -np.inf
-        value += np.log(total[2 * n]) - np.log(total[2 * n + 1])
-    value /= order
-    if total[1] < total[2 * order]:
-        value += 1.0 - total[2 * order] / total[1]
-    return value
-
-
-@numba.njit(cache=True, nogil=True)
 def greedy_corpus_oracle(rows, owner, starts, current, visit, max_order, best_switch):  # pragma: no cover - compiled
     """Greedy corpus-BLEU oracle over candidate statistics ``rows`` (sentence ``s`` owns rows
     ``starts[s]:starts[s+1]``), from the chosen rows ``current``. ``best_switch``: each round switches the one
@@ -399,7 +386,8 @@ def greedy_corpus_oracle(rows, owner, starts, current, visit, max_order, best_sw
     total = np.zeros(rows.shape[1])
     for s in range(chosen.size):
         total += rows[chosen[s]]
-    now = _log_bleu(total, max_order)
+    none = np.zeros(rows.shape[1])  # corpus BLEU is the background BLEU of an empty background, unscaled
+    now = background_bleu(total, none, max_order, SCALE_NONE, 0.0)
     trial = np.empty(rows.shape[1])
     while True:
         best_gain, best_row = 0.0, -1
@@ -411,13 +399,13 @@ def greedy_corpus_oracle(rows, owner, starts, current, visit, max_order, best_sw
                     continue
                 for j in range(rows.shape[1]):
                     trial[j] = total[j] - rows[chosen[s], j] + rows[r, j]
-                gain = _log_bleu(trial, max_order) - now
+                gain = background_bleu(trial, none, max_order, SCALE_NONE, 0.0) - now
                 if gain > best_gain + 1e-12:
                     best_gain, best_row = gain, r
             if not best_switch and best_row >= 0:
                 total += rows[best_row] - rows[chosen[s]]
                 chosen[s] = best_row
-                now = _log_bleu(total, max_order)
+                now = background_bleu(total, none, max_order, SCALE_NONE, 0.0)
                 best_gain, best_row, changed = 0.0, -1, True
         if best_switch:
             if best_row < 0:
@@ -425,7 +413,7 @@ def greedy_corpus_oracle(rows, owner, starts, current, visit, max_order, best_sw
             s = owner[best_row]
             total += rows[best_row] - rows[chosen[s]]
             chosen[s] = best_row
-            now = _log_bleu(total, max_order)
+            now = background_bleu(total, none, max_order, SCALE_NONE, 0.0)
         elif not changed:
             break
     return chosen

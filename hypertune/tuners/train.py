@@ -22,9 +22,9 @@ from hypertune.errors import InputError, UsageError
 from hypertune.metrics.bleu import bleu_score
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
+from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.losses import LOSSES, Candidates, make_loss
 from hypertune.tuners.mert import normalize_l1
-from hypertune.tuners.objectives import sentence_losses
 from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.weights import Weights
 
@@ -36,7 +36,7 @@ def sentence_gains(stats: np.ndarray, order: int, smooth: str = "plus1") -> np.n
     """Every row's sentence BLEU: BLEU+1 (``plus1``, Lin & Och 2004), or Moses's ``smoothedSentenceBleu``
     (``moses``: +1 on every order; ``nakov``: also on the reference length)."""
     if smooth == "plus1":
-        return 1.0 - sentence_losses(stats, order)
+        return np.asarray(Gain("bleu+1", order).score(stats), dtype=np.float64)
     if smooth in ("moses", "nakov"):
         return np.asarray(bleu_score(stats, order, smooth), dtype=np.float64)
     raise UsageError(f"unknown gain smoothing {smooth!r}; choose one of {', '.join(GAIN_SMOOTHINGS)}")
