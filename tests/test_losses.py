@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hypertune.cli import main
+from hypertune.errors import UsageError
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Trainer, TuningSet
@@ -74,6 +75,27 @@ def test_pro_sampler_follows_its_definition():
             assert kept.size <= 5 and np.all(kept > 0.05)
 
 
+def test_cdec_sigmoid_acceptance_follows_its_definition():
+    """cdec's mr_pro_map: two hypotheses of equal length, gains 0.7 and 0.4: every drawn pair is (0, 1) or
+    (1, 0) with |Δg| = 0.3 = the mean, so each is accepted with probability σ(0.3 + 0.3)."""
+    samples = 20000
+    two = Candidates(sp.csr_matrix(np.eye(2)), np.array([0, 2]), np.array([0.7, 0.4]), lengths=np.array([6.0, 6.0]))
+    better, worse = sample_pairs(two, np.random.default_rng(1), samples, keep=samples, acceptance="sigmoid")
+    p = 1.0 / (1.0 + math.exp(-0.6))
+    assert abs(better.size - samples * p) < 5 * math.sqrt(samples * p * (1 - p))
+    assert np.all(better == 0) and np.all(worse == 1)
+    # lengths 5 (twenty times) and 50: the length differences' RMS is sqrt(2/21 * 45²) ≈ 13.9, so pairs with
+    # the long hypothesis lie 3.2 deviations out and are never drawn; equal gains are never accepted
+    gains = np.r_[np.linspace(0.1, 0.5, 20), 0.9]
+    lengths = np.r_[np.full(20, 5.0), 50.0]
+    outlier = Candidates(sp.csr_matrix(np.eye(21)), np.array([0, 21]), gains, lengths=lengths)
+    better, worse = sample_pairs(outlier, np.random.default_rng(2), 5000, keep=50, acceptance="sigmoid")
+    assert better.size == 50 and not np.any(better == 20) and not np.any(worse == 20)
+    assert np.all(gains[better] > gains[worse])
+    with pytest.raises(UsageError, match="lengths"):
+        sample_pairs(Candidates(two.features, two.offsets, two.gains), np.random.default_rng(1), acceptance="sigmoid")
+
+
 def test_plackett_luce_is_the_hand_worked_example():
     """Xia et al. (Table 1): three objects with scores s; the permutation (2, 3, 1) has probability
     p₂ · p₃ / (1 − p₂), p = softmax(s). Gains 0.2, 0.9, 0.5 rank the candidates 2, 3, 1."""
@@ -118,7 +140,10 @@ def test_trainer_is_reproducible_and_interpolates():
     assert math.fsum(abs(v) for v in normalized.weights.values()) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("command", [["pro"], ["train", "--loss", "pl"], ["train", "--loss", "softmax"]])
+@pytest.mark.parametrize(
+    "command",
+    [["pro"], ["pro", "--acceptance", "sigmoid"], ["train", "--loss", "pl"], ["train", "--loss", "softmax"]],
+)
 def test_commands_report_tuning_results(command, tmp_path, capsys):
     out = tmp_path / "w"
     assert main([*command, NBEST, "--refs", REFS, "--init", INIT, "--out", str(out), "--json", "--seed", "2"]) == 0

@@ -31,6 +31,7 @@ TUNERS: dict[str, Callable[[int], object]] = {
     "MERT, 20 restarts": lambda seed: Mert(restarts=20, seed=seed),
     "batch MIRA": lambda seed: Mira(seed=seed),
     "PRO": lambda seed: Trainer(loss="pro", seed=seed),
+    "PRO, cdec's sigmoid acceptance": lambda seed: Trainer(loss="pro", acceptance="sigmoid", seed=seed),
     "PL(1)": lambda seed: Trainer(loss="pl", top_k=1, seed=seed),
     "PL(5)": lambda seed: Trainer(loss="pl", top_k=5, seed=seed),
     "ranking (hinge)": lambda seed: Trainer(loss="ranking", seed=seed),

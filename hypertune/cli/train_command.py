@@ -23,6 +23,7 @@ The gain is BLEU+1 (--smooth moses or nakov for Moses pro's smoothings). Lattice
 PRO_EXAMPLE = """examples:
   hypertune pro nbest.gz --refs ref.0 ref.1 --init init.opt --out weights --out-format moses
   hypertune pro FEATSTAT.0 FEATSTAT.1 SCORESTAT.0 SCORESTAT.1 --init init.opt --seed 3
+  hypertune pro forests/ --refs ref. --init weights --acceptance sigmoid --interpolate 0.5   # cdec pro.pl style
 
 PRO as Moses's pro and mert-moses.pl's --pairwise-ranked run it (Hopkins & May 2011): per sentence 5000
 pairs sampled, those whose BLEU+1 differs by more than 0.05, the 50 with the largest difference, a
@@ -40,7 +41,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     from hypertune.cli.plots import add_plot_option
     from hypertune.cli.tuning import add_input_options, add_metric_options
     from hypertune.formats.weights import WEIGHTS_FORMATS
-    from hypertune.tuners.losses import LOSSES
+    from hypertune.tuners.losses import ACCEPTANCES, LOSSES
     from hypertune.tuners.train import GAIN_SMOOTHINGS, OPTIMIZERS
 
     parser = subparsers.add_parser(
@@ -66,6 +67,13 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     parser.add_argument("--kbest", type=int, default=100, metavar="K", help="lattices/forests: derivations each")
     parser.add_argument(
         "--gain-smooth", choices=GAIN_SMOOTHINGS, default="plus1", help="the sentence gain: BLEU+1 (default) or Moses's"
+    )
+    parser.add_argument(
+        "--acceptance",
+        choices=ACCEPTANCES,
+        default="threshold",
+        help="pro/ranking: accept sampled pairs whose gains differ by > 0.05 (threshold, Moses; default) or by "
+        "cdec's sigmoid rule",
     )
     parser.add_argument("--interpolate", type=float, default=1.0, metavar="B", help="β·w_new + (1 − β)·w_init")
     parser.add_argument("--iterations", type=int, default=200, metavar="N", help="most L-BFGS iterations (200)")
@@ -100,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         sample=args.sample,
         kbest=args.kbest,
         smooth=args.gain_smooth,
+        acceptance=args.acceptance,
         interpolate=args.interpolate,
         normalize=args.normalize,
         iterations=args.iterations,

@@ -32,6 +32,7 @@ class Candidates:
     features: sp.csr_matrix
     offsets: np.ndarray
     gains: np.ndarray
+    lengths: np.ndarray | None = None  # hypothesis lengths in words (cdec's PRO sampler uses them)
 
     @property
     def sentences(self) -> int:
@@ -55,20 +56,49 @@ class Loss:
 
 
 # ---------------------------------------------------------------------- pairwise: PRO and hinge
+ACCEPTANCES = ("threshold", "sigmoid")
+
+
 def sample_pairs(
-    candidates: Candidates, rng: np.random.Generator, samples: int = 5000, threshold: float = 0.05, keep: int = 50
+    candidates: Candidates,
+    rng: np.random.Generator,
+    samples: int = 5000,
+    threshold: float = 0.05,
+    keep: int = 50,
+    acceptance: str = "threshold",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """PRO's pairs (Hopkins & May 2011, section 3.1): per sentence ``samples`` pairs drawn uniformly with
-    replacement, those whose gains differ by more than ``threshold``, of which the ``keep`` with the
-    largest difference. Returns the rows of the better and the worse hypothesis of every pair."""
+    """PRO's pairs, per sentence, the ``keep`` accepted pairs with the largest gain difference.
+
+    ``threshold`` (Hopkins & May 2011, section 3.1; Moses ``pro``): ``samples`` pairs drawn uniformly
+    with replacement, accepted when their gains differ by more than ``threshold``.
+    ``sigmoid`` (cdec's ``mr_pro_map``): ``samples`` pairs of distinct hypotheses whose lengths differ by
+    at most two standard deviations of the list's length differences (a variation on Nakov et al. 2012;
+    needs ``candidates.lengths``), those with a gain difference, each accepted with probability
+    ``σ(d̄ + |Δg|)``, ``d̄`` the mean difference of the drawn pairs.
+
+    Returns the rows of the better and the worse hypothesis of every pair."""
+    if acceptance not in ACCEPTANCES:
+        raise UsageError(f"unknown PRO acceptance {acceptance!r}; choose one of {', '.join(ACCEPTANCES)}")
+    if acceptance == "sigmoid" and candidates.lengths is None:
+        raise UsageError("cdec's sigmoid acceptance needs the hypotheses' lengths")
     better, worse = [], []
     sizes = np.diff(candidates.offsets)
     for s in np.flatnonzero(sizes > 1):
         first, size = candidates.offsets[s], sizes[s]
-        i = rng.integers(0, size, samples) + first
-        j = rng.integers(0, size, samples) + first
-        difference = candidates.gains[i] - candidates.gains[j]
-        chosen = np.flatnonzero(np.abs(difference) > threshold)
+        if acceptance == "threshold":
+            i = rng.integers(0, size, samples) + first
+            j = rng.integers(0, size, samples) + first
+            difference = candidates.gains[i] - candidates.gains[j]
+            chosen = np.flatnonzero(np.abs(difference) > threshold)
+        else:
+            i, j = _cdec_draws(candidates.lengths[first : first + size], samples, rng)
+            i, j = i + first, j + first
+            difference = candidates.gains[i] - candidates.gains[j]
+            drawn = np.flatnonzero(difference != 0)
+            if not drawn.size:
+                continue
+            magnitude = np.abs(difference[drawn])
+            chosen = drawn[rng.random(drawn.size) < _sigmoid(magnitude.mean() + magnitude)]
         if chosen.size > keep:
             order = np.argsort(-np.abs(difference[chosen]), kind="stable")
             chosen = chosen[order[:keep]]
@@ -80,19 +110,46 @@ def sample_pairs(
     return np.concatenate(better), np.concatenate(worse)
 
 
+def _cdec_draws(lengths: np.ndarray, samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``samples`` pairs of distinct list positions whose length difference is within two standard
+    deviations, the deviation being the root mean square length difference of 5000 distinct pairs, at least 2
+    (cdec's ``LengthDifferenceStdDev``). Pairs are drawn in order and rejected ones redrawn, as cdec does."""
+    a, b = _distinct_pairs(lengths.size, 5000, rng)
+    spread = max(float(np.sqrt(np.mean((lengths[a] - lengths[b]) ** 2.0))), 2.0)
+    kept_i, kept_j, have = [], [], 0
+    while have < samples:
+        i, j = _distinct_pairs(lengths.size, samples - have, rng)
+        near = np.abs(lengths[i] - lengths[j]) / spread <= 2.0
+        kept_i.append(i[near])
+        kept_j.append(j[near])
+        have += int(near.sum())
+    return np.concatenate(kept_i), np.concatenate(kept_j)
+
+
+def _distinct_pairs(size: int, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` uniformly drawn pairs ``(i, j)``, ``i ≠ j``, of positions ``0..size-1`` (``size > 1``)."""
+    i = rng.integers(0, size, count)
+    j = (i + rng.integers(1, size, count)) % size  # uniform over the other positions
+    return i, j
+
+
 class _Pairwise(Loss):
     """A loss on feature differences ``Δ = h(better) − h(worse)`` of PRO's sampled pairs."""
 
-    def __init__(self, samples: int = 5000, threshold: float = 0.05, keep: int = 50) -> None:
+    def __init__(
+        self, samples: int = 5000, threshold: float = 0.05, keep: int = 50, acceptance: str = "threshold"
+    ) -> None:
         if samples < 1 or keep < 1 or threshold < 0:
             raise UsageError("PRO's sampling needs samples >= 1, keep >= 1 and a threshold >= 0")
-        self.samples, self.threshold, self.keep = samples, threshold, keep
+        if acceptance not in ACCEPTANCES:
+            raise UsageError(f"unknown PRO acceptance {acceptance!r}; choose one of {', '.join(ACCEPTANCES)}")
+        self.samples, self.threshold, self.keep, self.acceptance = samples, threshold, keep, acceptance
 
     def prepare(self, candidates: Candidates, w: np.ndarray, rng: np.random.Generator) -> None:
         super().prepare(candidates, w, rng)
-        better, worse = sample_pairs(candidates, rng, self.samples, self.threshold, self.keep)
+        better, worse = sample_pairs(candidates, rng, self.samples, self.threshold, self.keep, self.acceptance)
         if not better.size:
-            raise UsageError("no pair of hypotheses differs in gain by more than the threshold: nothing to learn")
+            raise UsageError("no pair of hypotheses was accepted (none differs enough in gain): nothing to learn")
         self.pairs = (better, worse)
         self.differences = (candidates.features[better] - candidates.features[worse]).tocsr()
 
@@ -256,12 +313,12 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 LOSSES = ("pro", "pl", "ranking", "mse", "softmax")
 
 
-def make_loss(name: str, top_k: int = 5, sample: int | None = 30) -> Loss:
-    """The loss called ``name`` (:data:`LOSSES`)."""
+def make_loss(name: str, top_k: int = 5, sample: int | None = 30, acceptance: str = "threshold") -> Loss:
+    """The loss called ``name`` (:data:`LOSSES`); ``acceptance``: how PRO and ranking accept sampled pairs."""
     if name == "pro":
-        return ProLoss()
+        return ProLoss(acceptance=acceptance)
     if name == "ranking":
-        return HingeLoss()
+        return HingeLoss(acceptance=acceptance)
     if name == "pl":
         return PlackettLuceLoss(top_k, sample)
     if name == "mse":

@@ -64,6 +64,7 @@ class Trainer:
     (default: the loss's own, 0.1, or 1 for PL as Xia et al.'s unit Gaussian prior) and ``l1``·‖w‖₁, the
     latter by OWL-QN (``optimizer="owlqn"``, chosen by ``"auto"`` when ``l1 > 0``; Andrew & Gao 2007). ``top_k`` and
     ``sample``: PL's options. ``kbest``: derivations per lattice/forest. ``smooth``: the sentence gain.
+    ``acceptance``: how PRO (and ranking) accept sampled pairs, ``threshold`` (Moses) or ``sigmoid`` (cdec).
     ``interpolate``: β of cdec's ``w ← β·w_new + (1 − β)·w_init``. ``normalize``: ``l1`` as MERT.
     Everything random comes from ``seed``."""
 
@@ -78,6 +79,7 @@ class Trainer:
         sample: int | None = 30,
         kbest: int = 100,
         smooth: str = "plus1",
+        acceptance: str = "threshold",
         interpolate: float = 1.0,
         normalize: str = "l1",
         iterations: int = 200,
@@ -98,8 +100,8 @@ class Trainer:
             raise UsageError(f"--interpolate must be in (0, 1], got {interpolate}")
         if normalize not in ("l1", "none"):
             raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
-        make_loss(loss, top_k, sample)  # checks the loss's own options now
-        self.loss, self.l2, self.top_k, self.sample = loss, l2, top_k, sample
+        make_loss(loss, top_k, sample, acceptance)  # checks the loss's own options now
+        self.loss, self.l2, self.top_k, self.sample, self.acceptance = loss, l2, top_k, sample, acceptance
         self.l1 = float(l1)
         self.optimizer = ("owlqn" if l1 > 0 else "lbfgs") if optimizer == "auto" else optimizer
         self.kbest, self.smooth, self.interpolate, self.normalize = kbest, smooth, interpolate, normalize
@@ -110,7 +112,7 @@ class Trainer:
         names = tuning_set.feature_space.names
         start = init.vector(tuning_set.feature_space, len(names))
         candidates = self.candidates(tuning_set, start)
-        loss = make_loss(self.loss, self.top_k, self.sample)
+        loss = make_loss(self.loss, self.top_k, self.sample, self.acceptance)
         loss.prepare(candidates, start, np.random.default_rng(self.seed))
         l2 = loss.default_l2 if self.l2 is None else self.l2
         model_best = ModelBest(tuning_set)
@@ -167,4 +169,4 @@ class Trainer:
         offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
         rows = np.vstack([s[1:] for s in stats])
         order = (rows.shape[1] - 1) // 2
-        return Candidates(features, offsets, sentence_gains(rows, order, self.smooth))
+        return Candidates(features, offsets, sentence_gains(rows, order, self.smooth), lengths=rows[:, 1].copy())
