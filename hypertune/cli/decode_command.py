@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 
@@ -12,13 +13,22 @@ from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.cli.tuning import add_strict_option
 from hypertune.errors import UsageError
 from hypertune.formats import FORMATS, read_graphs, read_weights
+from hypertune.formats.io import write_atomically
+from hypertune.formats.nbest import write_moses
+from hypertune.hypergraph import from_kbest
 from hypertune.weights import Weights, check_feature_names
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
   hypertune decode graphs/ --weights dense --weights sparse --kbest 10 --unique --json
   hypertune decode fixtures/toy-forest.json -w fixtures/toy-forest.weights --sample 5 --seed 1 --expectations
+  hypertune decode hgdir/ -w weights --kbest 100 --out nbest.txt            # a Moses n-best list (a decoder
+  hypertune decode hgdir/ -w weights --out best.txt --out-format text       # in a tuning loop), or 1-best text
 """
+
+#: What ``--out`` writes: a Moses n-best list (sentence ids, feature names, scores) that every tuning
+#: command reads back, the translations one line per sentence (``hypertune bleu --hyp``), or the JSON.
+OUT_FORMATS = ("moses-nbest", "text", "json")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,8 +68,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also report log Z, the entropy of p(d) and the expected feature values",
     )
+    parser.add_argument(
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="write the derivations to FILE (atomically) instead of printing them; the summary says what was "
+        "written. With this, hypertune is a decoder for 'hypertune tune' (docs/tuning-loop.md)",
+    )
+    parser.add_argument(
+        "--out-format",
+        choices=OUT_FORMATS,
+        default="moses-nbest",
+        help="moses-nbest: 'id ||| words ||| Name= v ... ||| score' lines, the k best of each graph (default); "
+        "text: each sentence's first derivation, one line per sentence in sentence-id order; json: as --json",
+    )
     add_output_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, outputs=("out",))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     graphs = read_graphs(args.paths, args.format)
     check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
     results = []
+    found = []  # each graph's derivations, for --out
     lines = []
     if args.sample < 0:
         raise UsageError("--sample must be positive")
@@ -100,10 +125,39 @@ def run(args: argparse.Namespace) -> int:
                 + " ".join(f"E[{k}]={v:.4g}" for k, v in row["expected_features"].items())
             )
         results.append(row)
+        found.append(best)
         for rank, d in enumerate(best):
             prefix = f"{sid}" if args.kbest == 1 and not args.unique and not args.sample else f"{sid}\t{rank + 1}"
             lines.append(f"{prefix}\t{d.score:.6g}\t{d.text}")
             if args.features:
                 lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
+    if args.out:
+        written = _write_out(args, graphs, results, found)
+        emit(args, f"wrote {written} to {args.out}", {"graphs": len(results), "output": args.out})
+        return 0
     emit(args, "\n".join(lines), {"graphs": results})
     return 0
+
+
+def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], found: list[list]) -> str:
+    """Write ``--out`` in ``--out-format`` (atomically) and say what was written. An n-best list keeps each
+    graph's sentence id and the derivations' feature names, so a tuner reads it back as the same sentences;
+    its score field is the model score under the weights, so the first line of each sentence is the 1-best."""
+    if args.out_format == "json":
+        from hypertune.cli.common import _finite, _json_default
+
+        text = json.dumps(_finite({"graphs": results}), ensure_ascii=False, default=_json_default, allow_nan=False)
+        write_atomically(args.out, text + "\n")
+        return f"{len(results)} graph(s) as JSON"
+    rows = sorted(zip((row["sentence"] for row in results), range(len(results)), results, strict=True))
+    if args.out_format == "text":
+        write_atomically(args.out, "".join(f"{row['derivations'][0]['text']}\n" for _, _, row in rows))
+        return f"{len(rows)} translation(s), one per line,"
+    lists = []
+    for sid, i, _ in rows:
+        hypotheses = [(d.words, d.features) for d in found[i]]
+        totals = [d.score for d in found[i]]
+        hg = graphs[i]
+        lists.append(from_kbest(hypotheses, hg.feature_space, hg.vocabulary, {"totals": totals}, sentence_id=sid))
+    write_moses(lists, args.out)
+    return f"{sum(len(row['derivations']) for row in results)} derivation(s) of {len(lists)} sentence(s)"

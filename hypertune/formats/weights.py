@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -326,3 +326,182 @@ def write_weights(weights: Weights, path: str, format: WeightsFormat | str = "cd
     grouped), ``moses-ini`` (the same under ``[weight]``), ``kbmira-dense`` (``Name= value`` per component),
     ``json`` or ``zmert`` (a parameter file)."""
     write_atomically(path, format_weights(weights, format))
+
+
+# ---------------------------------------------------------------------- decoder configs with new weights
+
+#: The kinds of decoder configuration :func:`rewrite_weights` can put new weights into.
+CONFIG_KINDS = ("moses-ini", "joshua-config", "lines", "json")
+
+
+def rewrite_weights(text: str, weights: Mapping[str, float], path: str) -> tuple[str, dict[str, float]]:
+    """``text`` (the contents of ``path``: a Moses ``moses.ini``, a Joshua config, a cdec or Joshua weights
+    file, or a JSON weights object) with the value of every weight it names replaced by ``weights``'s, and
+    the weights it does not name (a tuning loop feeds the decoder this way: the user's own configuration,
+    only the numbers changed, so that every other setting, comment and order stays as the user wrote it).
+
+    Names are those :func:`parse_weights` reads from the same text, so ``parse_weights(new)`` gives the
+    new values: in moses.ini both ``Name= v1 v2 ...`` lines of ``[weight]`` and the old one-value-a-line
+    ``[weight-X]`` sections are rewritten (components numbered across all lines of a name, as read).
+    Weights the file does not name are returned, not added: the caller appends them (:func:`add_weights`)
+    or writes them to a separate file (Moses ``[weight-file]``)."""
+    kind = detect_weights_format(text)
+    if kind == "moses-ini":
+        return _rewrite_moses_ini(text, weights, path)
+    if kind in ("lines", "joshua-config"):
+        return _rewrite_lines(text, weights, path, config=kind == "joshua-config")
+    if kind == "json":
+        named = _read_json(text, path)
+        return json.dumps({k: weights.get(k, v) for k, v in named.items()}, indent=2) + "\n", _rest(weights, named)
+    raise InputError(
+        f"cannot put weights into a {kind} file; give a moses.ini, a Joshua config or a weights file", path
+    )
+
+
+def add_weights(text: str, weights: Mapping[str, float], path: str, weight_file: str | None = None) -> str:
+    """``text`` (as for :func:`rewrite_weights`) with ``weights`` (names it does not have) added: ``name
+    value`` lines at the end of a weights file or Joshua config, lines of the ``[weight]`` section of a
+    moses.ini (created after the last section if missing), or a JSON object's new keys. With
+    ``weight_file``, a moses.ini instead names that file in its ``[weight-file]`` section (Moses's sparse
+    weights, written there by the caller) and ``weights`` are not added to the text."""
+    kind = detect_weights_format(text)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    if kind == "json":
+        merged = {**_read_json(text, path), **dict(weights)}
+        return json.dumps(merged, indent=2) + "\n"
+    if kind != "moses-ini":
+        return body + "".join(f"{name} {format_number(value)}\n" for name, value in weights.items())
+    lines = body.splitlines(keepends=True)
+    if weight_file is not None:
+        lines = _without_section(lines, "weight-file")
+        return (
+            "".join(lines) + ("" if not lines or lines[-1].strip() == "" else "\n") + f"[weight-file]\n{weight_file}\n"
+        )
+    if not weights:
+        return body
+    added = [
+        f"{name}= {' '.join(format_number(v) for v in values)}\n" for name, values in _dense_groups(Weights(weights))
+    ]
+    end = _section_end(lines, "weight")
+    if end is None:
+        return body + ("" if not lines or lines[-1].strip() == "" else "\n") + "[weight]\n" + "".join(added)
+    return "".join(lines[:end] + added + lines[end:])
+
+
+def _rest(weights: Mapping[str, float], named: Iterable[str]) -> dict[str, float]:
+    known = set(named)
+    return {name: value for name, value in weights.items() if name not in known}
+
+
+def _split_comment(raw: str) -> tuple[str, str, str]:
+    """(indentation, content, comment with the spaces before it, newline kept) of one line."""
+    body, hash_, comment = raw.partition("#")
+    content = body.strip()
+    indent = body[: len(body) - len(body.lstrip())]
+    tail = body[len(body.rstrip()) :] + hash_ + comment if hash_ else ""
+    return indent, content, tail.rstrip("\n")
+
+
+def _rewrite_lines(text: str, weights: Mapping[str, float], path: str, config: bool) -> tuple[str, dict[str, float]]:
+    named = _read_lines(text, path, config)  # the names as read, and the file's errors said as the reader says them
+    out = []
+    dense: dict[str, list[tuple[int, int]]] = {}  # Name= lines: (line index, number of values)
+    lines = text.splitlines(keepends=True)
+    for index, raw in enumerate(lines):
+        indent, content, tail = _split_comment(raw)
+        newline = "\n" if raw.endswith("\n") else ""
+        out.append(raw)
+        if not content or (config and (_CONFIG.match(content) or len(content.split()) != 2)):
+            continue
+        fields = content.split()
+        if fields[0].endswith("="):
+            dense.setdefault(fields[0][:-1], []).append((index, len(fields) - 1))
+            continue
+        name, separator = (fields[0].rsplit("=", 1)[0], "=") if len(fields) == 1 else (fields[0], " ")
+        if name in weights:
+            out[index] = f"{indent}{name}{separator}{format_number(weights[name])}{tail}{newline}"
+    _rewrite_components(out, dense, set(), weights)
+    return "".join(out), _rest(weights, named)
+
+
+def _rewrite_components(
+    out: list[str], places: dict[str, list[tuple[int, int]]], bare: set[int], weights: Mapping[str, float]
+) -> None:
+    """Give every line of a dense feature its new values. ``places[name]``: (line index, number of values)
+    of each line of the feature in file order; the components are numbered across them as the reader
+    numbers them, and a component without a new weight keeps its text. Lines in ``bare`` (old moses.ini
+    ``[weight-X]`` sections) are values only, the others ``Name= v1 v2 ...``."""
+    for name, lines in places.items():
+        names = component_names(name, sum(count for _, count in lines))
+        done = 0
+        for index, count in lines:
+            raw = out[index]
+            indent, content, tail = _split_comment(raw)
+            newline = "\n" if raw.endswith("\n") else ""
+            old = content.split()[-count:]
+            values = " ".join(
+                format_number(weights[n]) if n in weights else v
+                for n, v in zip(names[done : done + count], old, strict=True)
+            )
+            done += count
+            out[index] = f"{indent}{values if index in bare else f'{name}= {values}'}{tail}{newline}"
+
+
+def _rewrite_moses_ini(text: str, weights: Mapping[str, float], path: str) -> tuple[str, dict[str, float]]:
+    named = _read_moses_ini(text, path)  # errors as the reader reports them; the names it gives
+    lines = text.splitlines(keepends=True)
+    out = list(lines)
+    dense: dict[str, list[tuple[int, int]]] = {}
+    old: dict[str, list[tuple[int, int]]] = {}  # [weight-X] sections: one or more values a line
+    section = None
+    for index, raw in enumerate(lines):
+        indent, content, tail = _split_comment(raw)
+        newline = "\n" if raw.endswith("\n") else ""
+        if not content:
+            continue
+        if content.startswith("[") and content.endswith("]"):
+            section = content[1:-1].strip()
+            continue
+        if section == "weight":
+            fields = content.split()
+            if fields[0].endswith("="):
+                dense.setdefault(fields[0][:-1], []).append((index, len(fields) - 1))
+                continue
+            name, separator = (fields[0].rsplit("=", 1)[0], "=") if len(fields) == 1 else (fields[0], " ")
+            if name in weights:
+                out[index] = f"{indent}{name}{separator}{format_number(weights[name])}{tail}{newline}"
+        elif section is not None and section.startswith("weight-"):
+            key = section[len("weight-") :]
+            old.setdefault(_OLD_SECTIONS.get(key, key), []).append((index, len(content.split())))
+    # the reader gathers a name's components from [weight] lines and [weight-X] sections alike, in file order
+    merged: dict[str, list[tuple[int, int]]] = {}
+    for name in dict.fromkeys([*dense, *old]):
+        merged[name] = sorted(dense.get(name, []) + old.get(name, []))
+    _rewrite_components(out, merged, {index for places in old.values() for index, _ in places}, weights)
+    return "".join(out), _rest(weights, named)
+
+
+def _section_end(lines: list[str], name: str) -> int | None:
+    """The index after the last non-blank line of section ``[name]``, or ``None`` without one."""
+    section, end = None, None
+    for index, raw in enumerate(lines):
+        content = raw.split("#", 1)[0].strip()
+        if content.startswith("[") and content.endswith("]"):
+            section = content[1:-1].strip()
+            if section == name:
+                end = index + 1
+            continue
+        if section == name and content:
+            end = index + 1
+    return end
+
+
+def _without_section(lines: list[str], name: str) -> list[str]:
+    out, section = [], None
+    for raw in lines:
+        content = raw.split("#", 1)[0].strip()
+        if content.startswith("[") and content.endswith("]"):
+            section = content[1:-1].strip()
+        if section != name:
+            out.append(raw)
+    return out
