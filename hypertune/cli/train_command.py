@@ -1,4 +1,5 @@
-"""``hypertune train`` and ``hypertune pro``: a loss over k-best candidates minimized with L-BFGS."""
+"""``hypertune train`` and ``hypertune pro``: a loss over k-best candidates minimized with L-BFGS, or a loss
+followed sentence by sentence by an online optimizer."""
 
 from __future__ import annotations
 
@@ -12,12 +13,19 @@ EXAMPLE = """examples:
   hypertune train nbest.gz --refs ref.0 ref.1 --init init.opt --loss pl --top-k 5 --out tuned.weights
   hypertune train FEATSTAT.txt SCORESTAT.txt --init INIT --loss softmax --json
   hypertune train forests/ --refs ref. --init w --loss ranking --kbest 200
+  hypertune train nbest.gz --refs ref. --init init.opt --loss perceptron --epochs 10 --seed 2
+  hypertune train forests/ --refs ref. --init w --loss latent-svm --optimizer adagrad --l1 0.001
 
-Losses (docs/tuners.md): pro (Hopkins & May 2011: sampled pairs, logistic), pl (Plackett-Luce/ListMLE,
-Xia et al.: top-k likelihood of the lists ranked by gain, --top-k, --sample), ranking (hinge on PRO's
-pairs), mse (model score regressed on the gain), softmax (likelihood of each list's top-gain set).
-The gain is BLEU+1 (--smooth moses or nakov for Moses pro's smoothings). Lattices and forests give their
---kbest best derivations under --init.
+Batch losses (docs/tuners.md), minimized by L-BFGS (OWL-QN with --l1): pro (Hopkins & May 2011: sampled
+pairs, logistic), pl (Plackett-Luce/ListMLE, Xia et al.: top-k likelihood of the lists ranked by gain,
+--top-k, --sample), ranking (hinge on PRO's pairs), mse (model score regressed on the gain), softmax
+(likelihood of each list's top-gain set). The gain is BLEU+1 (--gain-smooth moses or nakov for Moses pro's
+smoothings). Lattices and forests give their --kbest best derivations under --init.
+
+Structured losses, followed sentence by sentence by an online optimizer (--optimizer perceptron, pa, arow,
+sgd, adagrad; the batch losses too): perceptron (Collins 2002), latent-svm (cdec's latent_svm; --target hope
+for online MIRA's hinge), ramp (Gimpel & Smith 2012, cdec's rampion), softmax-margin (Gimpel & Smith 2010),
+costmargin (Tillmann & Zhang 2006). They search lattices and forests with the hope/fear search.
 """
 
 PRO_EXAMPLE = """examples:
@@ -42,13 +50,14 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     from hypertune.cli.tuning import add_input_options, add_metric_options
     from hypertune.formats.weights import WEIGHTS_FORMATS
     from hypertune.tuners.losses import ACCEPTANCES, LOSSES
+    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
     from hypertune.tuners.train import GAIN_SMOOTHINGS, OPTIMIZERS
 
     parser = subparsers.add_parser(
         name,
         help=COMMANDS[name],
-        description="Tune weights by minimizing a loss over k-best candidates with L-BFGS; prints the metric of "
-        "the model-best translations before and after and writes the weights.",
+        description="Tune weights by minimizing a loss over k-best candidates with L-BFGS, or online, sentence by "
+        "sentence; prints the metric of the model-best translations before and after and writes the weights.",
         epilog=example,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -56,11 +65,14 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
     add_metric_options(parser)  # the reported metric's; the training gain's smoothing is --gain-smooth
     if with_loss:
-        parser.add_argument("--loss", choices=LOSSES, default="pro", help="default: pro")
+        parser.add_argument("--loss", choices=LOSSES + STRUCTURED_LOSSES, default="pro", help="default: pro")
     parser.add_argument("--l2", type=float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)")
     parser.add_argument("--l1", type=float, default=0.0, metavar="L", help="L1 weight of λ‖w‖₁, by OWL-QN (default 0)")
     parser.add_argument(
-        "--optimizer", choices=OPTIMIZERS, default="auto", help="lbfgs, or owlqn for L1 (default: auto)"
+        "--optimizer",
+        choices=OPTIMIZERS + ONLINE_OPTIMIZERS,
+        default="auto",
+        help="batch: lbfgs, or owlqn for L1; online: perceptron, pa, arow, sgd, adagrad (default: auto, the loss's)",
     )
     parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pl: the top of each list scored (5)")
     parser.add_argument("--sample", type=int, default=30, metavar="M", help="pl: candidates kept per list (30)")
@@ -77,6 +89,8 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     )
     parser.add_argument("--interpolate", type=float, default=1.0, metavar="B", help="β·w_new + (1 − β)·w_init")
     parser.add_argument("--iterations", type=int, default=200, metavar="N", help="most L-BFGS iterations (200)")
+    if with_loss:
+        add_online_options(parser)
     parser.add_argument("--normalize", choices=("l1", "none"), default="l1", help="divide by the L1 norm (default)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
@@ -86,9 +100,28 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     parser.set_defaults(run=run, outputs=("out", "plot"), **({} if with_loss else {"loss": "pro"}))
 
 
+def add_online_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the online optimizers and structured losses (docs/tuners.md)."""
+    from hypertune.tuners.online import L1_METHODS
+
+    group = parser.add_argument_group("online optimizers and structured losses")
+    group.add_argument("--epochs", type=int, default=15, metavar="N", help="passes over the sentences (15)")
+    group.add_argument("--learning-rate", type=float, metavar="ETA", help="sgd/adagrad step size (default: the loss's)")
+    group.add_argument("-C", type=float, default=0.01, metavar="C", help="pa: PA-I's largest step (0.01, as MIRA)")
+    group.add_argument("--arow-r", type=float, default=1.0, metavar="R", help="arow: its regularizer r (1)")
+    group.add_argument("--l1-method", choices=L1_METHODS, default="fobos", help="how sgd/adagrad apply --l1")
+    group.add_argument("--minibatch", type=int, default=1, metavar="B", help="sentences per update (1)")
+    group.add_argument("--cost-scale", type=float, metavar="A", help="α of the cost α·(1 − BLEU+1) (loss's default)")
+    group.add_argument(
+        "--target", choices=("oracle", "hope"), default="oracle", help="perceptron/latent-svm: what to move towards"
+    )
+    group.add_argument("--no-average", action="store_true", help="keep the last weights, not their average")
+
+
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import show_progress
     from hypertune.cli.tuning import load_tuning_set, load_weights, report_tuning
+    from hypertune.errors import UsageError
     from hypertune.tuners.train import Trainer
 
     tuning_set = load_tuning_set(args)
@@ -99,6 +132,48 @@ def run(args: argparse.Namespace) -> int:
                          f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
         sys.stderr.flush()
 
+    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES, OnlineTrainer
+
+    if args.loss in STRUCTURED_LOSSES or args.optimizer in ONLINE_OPTIMIZERS:
+        if args.optimizer in ("lbfgs", "owlqn"):
+            raise UsageError(f"the {args.loss} loss takes an online optimizer: {', '.join(ONLINE_OPTIMIZERS)}")
+
+        def epoch_report(entry: Any) -> None:
+            sys.stderr.write(f"\r\x1b[K{args.command}: epoch {entry.iteration}: {entry.updates} updates, "
+                             f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+            sys.stderr.flush()
+
+        online = OnlineTrainer(
+            loss=args.loss,
+            optimizer=args.optimizer,
+            epochs=args.epochs,
+            learning_rate=args.learning_rate,
+            C=args.C,
+            r=args.arow_r,
+            l2=args.l2,
+            l1=args.l1,
+            l1_method=args.l1_method,
+            minibatch=args.minibatch,
+            cost_scale=args.cost_scale,
+            target=args.target,
+            average=not args.no_average,
+            kbest=args.kbest,
+            top_k=args.top_k,
+            sample=args.sample,
+            acceptance=args.acceptance,
+            smooth=args.gain_smooth,
+            normalize=args.normalize,
+            seed=args.seed,
+            progress=epoch_report if show_progress(args) else None,
+        )
+        result = online.fit(tuning_set, init)
+        if show_progress(args):
+            sys.stderr.write("\n")
+        details = (
+            f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
+            f"{result.nonzero} of {result.features} weights nonzero"
+        )
+        return report_tuning(args, tuning_set, result, details)
     trainer = Trainer(
         loss=args.loss,
         l2=args.l2,

@@ -108,9 +108,16 @@ def passive_aggressive_step(  # pragma: no cover - compiled
     taken, else 0. The one copy of the rule, called by every MIRA runner."""
     loss = gain_difference - margin
     if loss > 0.0 and norm > 0.0:
-        _apply_update(idx, diff, min(c_param, loss / norm), w, totals, last, state)
+        _apply_update(idx, diff, pa_step_size(loss, norm, c_param), w, totals, last, state)
         return loss
     return 0.0
+
+
+@_jit
+def pa_step_size(loss, norm, c_param):  # pragma: no cover - compiled
+    """PA-I's step (Crammer et al. 2006, eq. 8): ``min(C, loss / ||diff||^2)``; the one copy, used by MIRA and by
+    the online ``pa`` optimizer (:mod:`hypertune.tuners.online`). ``loss`` and ``norm`` must be positive."""
+    return min(c_param, loss / norm)
 
 
 @_jit

@@ -160,13 +160,21 @@ class Trainer:
         )
 
     def candidates(self, tuning_set: TuningSet, start: np.ndarray) -> Candidates:
-        """Every sentence's k-best hypotheses with their sentence gains."""
-        if tuning_set.stats_size % 2 != 1:
-            raise InputError(f"the {self.loss} loss needs BLEU statistics for its sentence gains")
-        graphs, stats = as_kbest_lists(tuning_set, start, self.kbest)
-        width = len(tuning_set.feature_space)
-        features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
-        offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
-        rows = np.vstack([s[1:] for s in stats])
-        order = (rows.shape[1] - 1) // 2
-        return Candidates(features, offsets, sentence_gains(rows, order, self.smooth), lengths=rows[:, 1].copy())
+        """Every sentence's k-best hypotheses with their sentence gains (:func:`kbest_candidates`)."""
+        return kbest_candidates(tuning_set, start, self.kbest, self.smooth, self.loss)
+
+
+def kbest_candidates(
+    tuning_set: TuningSet, start: np.ndarray, kbest: int = 100, smooth: str = "plus1", purpose: str = "this"
+) -> Candidates:
+    """Every sentence's k-best hypotheses (lattices and forests: their ``kbest`` best under ``start``), each with
+    its sentence gain (:func:`sentence_gains`) and length; ``purpose`` names the loss in the error message."""
+    if tuning_set.stats_size % 2 != 1:
+        raise InputError(f"the {purpose} loss needs BLEU statistics for its sentence gains")
+    graphs, stats = as_kbest_lists(tuning_set, start, kbest)
+    width = len(tuning_set.feature_space)
+    features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
+    offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
+    rows = np.vstack([s[1:] for s in stats])
+    order = (rows.shape[1] - 1) // 2
+    return Candidates(features, offsets, sentence_gains(rows, order, smooth), lengths=rows[:, 1].copy())

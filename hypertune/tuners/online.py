@@ -1,0 +1,631 @@
+"""Online tuners: a structured loss × an online optimizer, over sentences one at a time (docs/tuners.md).
+
+Per visited sentence, a :class:`StructuredLoss` asks the search space for a few derivations under the
+current weights -- the model-best ``argmax s``, the hope ``argmax s + αB``, the cost-augmented fear
+``argmax s − αB`` or the oracle ``argmax B`` (``s = w·h``, ``B`` the sentence gain, BLEU+1) -- and returns a
+:class:`Step`: the loss's value and the direction ``d`` that decreases it (minus its subgradient).
+An :class:`OnlineOptimizer` turns steps into weight updates. :class:`OnlineTrainer` visits the
+sentences in a seeded random order for ``epochs`` passes, averages the weights over every step, and
+returns the averaged weights of the epoch whose model-best translations score best (as batch MIRA).
+
+Search spaces: k-best lists are searched exactly over their hypotheses (:class:`ListSpace`); lattices
+and forests by the hope/fear search of :mod:`hypertune.tuners.hope_fear` (:class:`GraphSpace`; the
+oracle is its search under the gain alone). Losses that need a whole candidate distribution
+(softmax-margin and the batch losses of :mod:`hypertune.tuners.losses`) take lattices and forests as
+their ``kbest`` best derivations, as the batch tuners do.
+
+Sources: structured perceptron, Collins 2002 (averaged); latent structured SVM as cdec's ``latent_svm``
+(oracle vs cost-augmented fear, SGD with L2; Cherry & Foster 2012 section 2); ramp loss, Gimpel & Smith
+2012 (their ramp 3: hope vs fear, cost α(1 − B); cdec's ``rampion``); softmax-margin, Gimpel & Smith 2010;
+relevant-set cost-margin, Tillmann & Zhang 2006 (eq. 4 and 7, as read in docs/tuners.md); PA-I, Crammer
+et al. 2006; AROW, Crammer et al. 2009 in Chiang 2012's diagonal form; AdaGrad, Duchi et al. 2011; L1 by
+FOBOS (Duchi & Singer 2009) or the cumulative penalty of Tsuruoka et al. 2009.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from hypertune.errors import UsageError
+from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.losses import LOSSES, Candidates, Loss, make_loss
+from hypertune.tuners.mert import normalize_l1
+from hypertune.tuners.mira import pa_step_size
+from hypertune.tuners.train import kbest_candidates
+from hypertune.weights import Weights
+
+STRUCTURED_LOSSES = ("perceptron", "latent-svm", "ramp", "softmax-margin", "costmargin")
+ONLINE_OPTIMIZERS = ("perceptron", "pa", "arow", "sgd", "adagrad")
+L1_METHODS = ("fobos", "cumulative")
+
+
+# ---------------------------------------------------------------------- derivations and search spaces
+class Derivation(NamedTuple):
+    """One derivation as the online losses see it: its sparse features and its sentence gain."""
+
+    indices: np.ndarray
+    values: np.ndarray
+    gain: float
+
+    def score(self, w: np.ndarray) -> float:
+        return float(self.values @ w[self.indices]) if self.indices.size else 0.0
+
+    def key(self) -> bytes:
+        return self.indices.tobytes() + b"|" + self.values.tobytes()
+
+
+def difference(a: Derivation, b: Derivation) -> tuple[np.ndarray, np.ndarray]:
+    """``h(a) − h(b)`` as sorted feature indices and values."""
+    idx = np.union1d(a.indices, b.indices)
+    diff = np.zeros(idx.size)
+    diff[np.searchsorted(idx, a.indices)] += a.values
+    diff[np.searchsorted(idx, b.indices)] -= b.values
+    return idx, diff
+
+
+ORACLE = np.inf
+"""The ``bleu_weight`` that asks a search space for the oracle: the best gain, ties to the best model score."""
+
+
+class ListSpace:
+    """Every sentence's candidates (k-best lists, or a lattice's or forest's k best) searched exactly."""
+
+    def __init__(self, candidates: Candidates) -> None:
+        self.candidates = candidates
+        f = candidates.features.tocsr()
+        self.indptr, self.indices, self.data = f.indptr, f.indices.astype(np.int64), f.data
+        self.blocks = [f[lo:hi] for lo, hi in zip(candidates.offsets[:-1], candidates.offsets[1:], strict=True)]
+
+    @property
+    def sentences(self) -> int:
+        return self.candidates.sentences
+
+    def derivation(self, row: int) -> Derivation:
+        lo, hi = self.indptr[row], self.indptr[row + 1]
+        return Derivation(self.indices[lo:hi], self.data[lo:hi], float(self.candidates.gains[row]))
+
+    def pick(self, sentence: int, w: np.ndarray, bleu_weight: float) -> Derivation:
+        """``argmax w·h + bleu_weight·B`` (first on ties, as :func:`~hypertune.tuners.hope_fear.select_hope_fear`);
+        with :data:`ORACLE`, the best gain, ties to the higher model score."""
+        lo = self.candidates.offsets[sentence]
+        scores = self.blocks[sentence] @ w
+        gains = self.candidates.gains[lo : lo + scores.size]
+        if bleu_weight == ORACLE:
+            best = np.flatnonzero(gains == gains.max())
+            return self.derivation(lo + int(best[np.argmax(scores[best])]))
+        return self.derivation(lo + int(np.argmax(scores + bleu_weight * gains)))
+
+    def rows(self, sentence: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        lo = self.candidates.offsets[sentence]
+        block = self.blocks[sentence]
+        return block, self.candidates.gains[lo : lo + block.shape[0]]
+
+
+class GraphSpace:
+    """Lattices and forests, searched by the hope/fear search (approximate BLEU+1 at the nodes; every
+    returned derivation's gain is exact, from its words)."""
+
+    def __init__(self, tuning_set: TuningSet, order: int) -> None:
+        self.decoder = HopeFearDecoder(tuning_set)
+        self.gain = Gain("bleu+1", order)
+
+    @property
+    def sentences(self) -> int:
+        return len(self.decoder.tuning_set)
+
+    def pick(self, sentence: int, w: np.ndarray, bleu_weight: float) -> Derivation:
+        decoder = self.decoder
+        scores = decoder.edge_scores(sentence, w)
+        if bleu_weight == ORACLE:
+            edges = decoder.best_edges(sentence, scores, self.gain, 0.0, 1.0)
+        else:
+            edges = decoder.best_edges(sentence, scores, self.gain, 1.0, bleu_weight)
+        stats = decoder.stats_of(sentence, [decoder.words(sentence, edges)])[0]
+        hypothesis = decoder.hypothesis(sentence, edges, w, self.gain, stats)
+        return Derivation(hypothesis.feature_indices, hypothesis.feature_values, hypothesis.gain)
+
+
+# ---------------------------------------------------------------------- losses
+class Step(NamedTuple):
+    """What one sentence asks of the optimizer: the loss's value and the descent direction ``diff`` (minus the
+    loss's subgradient) on the features ``idx``. ``loss == 0`` means no update."""
+
+    loss: float
+    idx: np.ndarray
+    diff: np.ndarray
+
+
+NO_STEP = Step(0.0, np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+class StructuredLoss:
+    """A per-sentence loss under the current weights: :meth:`step` returns its value and descent direction."""
+
+    name = ""
+    needs_lists = False
+    default_optimizer = "sgd"
+    default_rate = 0.01
+    default_l2 = 0.0
+
+    def __init__(self, cost_scale: float = 1.0) -> None:
+        self.cost_scale = cost_scale
+
+    def start(self, space: ListSpace | GraphSpace, w: np.ndarray) -> None:
+        """Called once before the first epoch, with the initial weights (per-sentence state starts here)."""
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        raise NotImplementedError
+
+
+def _check_target(target: str) -> str:
+    if target not in ("oracle", "hope"):
+        raise UsageError(f"unknown target {target!r}; choose oracle or hope")
+    return target
+
+
+def _pair_step(target: Derivation, competitor: Derivation, loss: float, scale: float = 1.0) -> Step:
+    """The step of a loss ``… + w·h(competitor) − w·h(target)``: direction ``scale·(h(target) − h(competitor))``."""
+    if loss <= 0.0:
+        return NO_STEP
+    idx, diff = difference(target, competitor)
+    if not np.any(diff):
+        return NO_STEP
+    return Step(loss, idx, scale * diff)
+
+
+class PerceptronLoss(StructuredLoss):
+    """The structured perceptron (Collins 2002): ``max_e w·h(e) − w·h(target)``, the target being the oracle
+    (``target="oracle"``) or the hope (``"hope"``, ``argmax w·h + B``). An update whenever the model-best
+    differs from the target in gain and outscores it (ties included)."""
+
+    name = "perceptron"
+    default_optimizer = "perceptron"
+    default_rate = 1.0
+
+    def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
+        super().__init__(cost_scale)
+        self.target = _check_target(target)
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        target = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale)
+        best = space.pick(sentence, w, 0.0)
+        if not best.gain < target.gain:
+            return NO_STEP
+        margin = best.score(w) - target.score(w)
+        if margin < 0.0:
+            return NO_STEP
+        return _pair_step(target, best, max(margin, np.finfo(float).tiny))
+
+
+class LatentSvmLoss(StructuredLoss):
+    """The latent structured SVM as cdec's ``latent_svm``: the oracle against the cost-augmented fear
+    ``argmax w·h − α·B``; hinge ``max(0, α(B(o) − B(f)) − w·(h(o) − h(f)))`` (cdec's ``--check_positive``),
+    defaults α = 1, SGD with rate 0.01 and L2 λ = 0.02 (cdec's ``C`` = 0.01 in ``w ← (1 − 2ηC) w``). With
+    ``target="hope"`` the target is the hope ``argmax w·h + α·B``: the hinge online MIRA steps on (Chiang 2012)."""
+
+    name = "latent-svm"
+    default_l2 = 0.02
+
+    def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
+        super().__init__(cost_scale)
+        self.target = _check_target(target)
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        oracle = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale)
+        fear = space.pick(sentence, w, -self.cost_scale)
+        if not oracle.gain > fear.gain:
+            return NO_STEP
+        loss = self.cost_scale * (oracle.gain - fear.gain) - (oracle.score(w) - fear.score(w))
+        return _pair_step(oracle, fear, loss)
+
+
+class RampLoss(StructuredLoss):
+    """Ramp loss 3 of Gimpel & Smith 2012 (cdec's ``rampion``): with cost ``α(1 − B)``,
+    ``max_e [w·h(e) + cost(e)] − max_e [w·h(e) − cost(e)]``, i.e. the fear against the hope; defaults α = 10,
+    rate 1e-4 and L2 λ = 1/N per step (rampion's ``C`` = 1 spread over the N sentences). The hope is searched
+    again at every visit (stochastic subgradient descent on the ramp loss itself, not rampion's CCCP rounds)."""
+
+    name = "ramp"
+    default_rate = 1e-4
+
+    def __init__(self, cost_scale: float = 10.0) -> None:
+        super().__init__(cost_scale)
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        hope = space.pick(sentence, w, self.cost_scale)
+        fear = space.pick(sentence, w, -self.cost_scale)
+        a = self.cost_scale
+        loss = (fear.score(w) + a * (1.0 - fear.gain)) - (hope.score(w) - a * (1.0 - hope.gain))
+        return _pair_step(hope, fear, loss)
+
+
+class SoftmaxMarginLoss(StructuredLoss):
+    """Softmax-margin (Gimpel & Smith 2010): ``−w·h(o) + log Σ_e exp(w·h(e) + α(B(o) − B(e)))`` over the
+    sentence's candidates, o the oracle; its gradient is ``E_q[h] − h(o)``, q the cost-augmented softmax."""
+
+    name = "softmax-margin"
+    needs_lists = True
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        assert isinstance(space, ListSpace)
+        block, gains = space.rows(sentence)
+        scores = block @ w
+        best = np.flatnonzero(gains == gains.max())
+        oracle = int(best[np.argmax(scores[best])])
+        augmented = scores + self.cost_scale * (gains[oracle] - gains)
+        top = augmented.max()
+        q = np.exp(augmented - top)
+        log_z = top + np.log(q.sum())
+        q /= q.sum()
+        loss = float(log_z - scores[oracle])
+        direction = np.asarray(block[oracle].toarray()).ravel() - block.T @ q
+        idx = np.flatnonzero(direction)
+        return Step(max(loss, np.finfo(float).tiny), idx, direction[idx]) if idx.size else NO_STEP
+
+
+class CostMarginLoss(StructuredLoss):
+    """Tillmann & Zhang 2006's relevant-set cost-margin loss: per sentence a relevant set V of derivations
+    kept across epochs (each visit adds the current model-best), and the loss
+    ``max_{e∈V} c(e)·max(0, 1 − w·(h(o) − h(e)))`` with cost ``c(e) = α(B(o) − B(e))`` against the oracle o
+    (their eq. 4); SGD on it moves ``w`` by ``η·c(e*)·(h(o) − h(e*))`` for the maximizing e* (eq. 7)."""
+
+    name = "costmargin"
+
+    def start(self, space: ListSpace | GraphSpace, w: np.ndarray) -> None:
+        self.relevant: list[dict[bytes, Derivation]] = [{} for _ in range(space.sentences)]
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        oracle = space.pick(sentence, w, ORACLE)
+        best = space.pick(sentence, w, 0.0)
+        relevant = self.relevant[sentence]
+        relevant.setdefault(best.key(), best)
+        target = oracle.score(w)
+        worst, worst_loss = None, 0.0
+        for e in relevant.values():
+            cost = self.cost_scale * (oracle.gain - e.gain)
+            loss = cost * max(0.0, 1.0 - (target - e.score(w)))
+            if loss > worst_loss:
+                worst, worst_loss = e, loss
+        if worst is None:
+            return NO_STEP
+        return _pair_step(oracle, worst, worst_loss, self.cost_scale * (oracle.gain - worst.gain))
+
+
+class BatchLossAdapter(StructuredLoss):
+    """A batch loss of :mod:`hypertune.tuners.losses` (PRO, PL, ranking, MSE, softmax) one sentence at a time:
+    each sentence's share of the loss is prepared once (seeded) and its gradient followed online."""
+
+    needs_lists = True
+
+    def __init__(self, loss: str, top_k: int, sample: int | None, acceptance: str, seed: int) -> None:
+        super().__init__()
+        self.name, self.options, self.seed = loss, (top_k, sample, acceptance), seed
+        self.default_l2 = 0.0
+
+    def start(self, space: ListSpace | GraphSpace, w: np.ndarray) -> None:
+        assert isinstance(space, ListSpace)
+        rng = np.random.default_rng(self.seed)
+        self.parts: list[Loss | None] = []
+        for s in range(space.sentences):
+            block, gains = space.rows(s)
+            part = make_loss(self.name, *self.options)
+            candidates = Candidates(block, np.array([0, block.shape[0]]), gains, _lengths(space, s))
+            try:
+                part.prepare(candidates, w[: block.shape[1]], rng)
+            except UsageError:  # e.g. no PRO pair in this list: the sentence teaches nothing
+                part = None
+            self.parts.append(part)
+
+    def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
+        part = self.parts[sentence]
+        if part is None:
+            return NO_STEP
+        value, gradient = part.value_and_gradient(w)
+        idx = np.flatnonzero(gradient)
+        return Step(max(float(value), np.finfo(float).tiny), idx, -gradient[idx]) if idx.size else NO_STEP
+
+
+def _lengths(space: ListSpace, sentence: int) -> np.ndarray | None:
+    lengths = space.candidates.lengths
+    if lengths is None:
+        return None
+    lo, hi = space.candidates.offsets[sentence], space.candidates.offsets[sentence + 1]
+    return lengths[lo:hi]
+
+
+def make_structured_loss(name: str, cost_scale: float | None = None, target: str = "oracle") -> StructuredLoss:
+    """The structured loss called ``name`` (:data:`STRUCTURED_LOSSES`), with its default α unless given."""
+    classes = {
+        "perceptron": PerceptronLoss,
+        "latent-svm": LatentSvmLoss,
+        "ramp": RampLoss,
+        "softmax-margin": SoftmaxMarginLoss,
+        "costmargin": CostMarginLoss,
+    }
+    if name not in classes:
+        raise UsageError(f"unknown structured loss {name!r}; choose one of {', '.join(STRUCTURED_LOSSES)}")
+    options: dict[str, object] = {} if cost_scale is None else {"cost_scale": cost_scale}
+    if name in ("perceptron", "latent-svm"):
+        options["target"] = target
+    return classes[name](**options)
+
+
+# ---------------------------------------------------------------------- optimizers
+@dataclass
+class OnlineOptimizer:
+    """An online update rule over dense weights ``w`` (modified in place). ``learning_rate`` η, ``l2`` λ₂ (the
+    gradient ``λ₂·w`` is added at every step), ``l1`` λ₁ by ``l1_method``, ``C`` and ``r`` for PA and AROW."""
+
+    name: str
+    learning_rate: float = 1.0
+    l2: float = 0.0
+    l1: float = 0.0
+    l1_method: str = "fobos"
+    C: float = 0.01
+    r: float = 1.0
+    delta: float = 1e-8
+    steps: int = field(default=0, init=False)
+
+    def start(self, width: int) -> None:
+        self.sigma = np.ones(width)  # AROW's diagonal confidence
+        self.squares = np.zeros(width)  # AdaGrad's sum of squared gradients
+        self.penalty = 0.0  # cumulative L1: the total penalty every weight could have received
+        self.received = np.zeros(width)  # cumulative L1: the penalty each weight did receive
+
+    def apply(self, w: np.ndarray, step: Step) -> bool:
+        """Update ``w`` by one (minibatch) step; returns whether the weights moved."""
+        self.steps += 1
+        idx, diff = step.idx, step.diff
+        moved = step.loss > 0.0 and idx.size > 0
+        if self.name == "perceptron":
+            if moved:
+                w[idx] += self.learning_rate * diff
+        elif self.name == "pa":
+            norm = float(diff @ diff)
+            if moved and norm > 0.0:
+                w[idx] += pa_step_size(step.loss, norm, self.C) * diff
+        elif self.name == "arow":
+            moved = moved and self._arow(w, step)
+        else:
+            if self.l2 > 0.0:
+                w *= 1.0 - self.learning_rate * self.l2
+            if moved:
+                if self.name == "adagrad":
+                    self.squares[idx] += diff * diff
+                    w[idx] += self.learning_rate * diff / (self.delta + np.sqrt(self.squares[idx]))
+                else:
+                    w[idx] += self.learning_rate * diff
+            if self.l1 > 0.0:
+                self._l1(w, idx)
+        return moved
+
+    def _arow(self, w: np.ndarray, step: Step) -> bool:
+        """AROW (Crammer et al. 2009) with a diagonal Σ, as Chiang 2012 (section 6.2) runs it:
+        ``β = 1/(dᵀΣd + r)``, ``w += loss·β·Σd``, ``Σ −= β(Σd)²``."""
+        idx, diff = step.idx, step.diff
+        sigma_d = self.sigma[idx] * diff
+        confidence = float(diff @ sigma_d)
+        beta = 1.0 / (confidence + self.r)
+        w[idx] += step.loss * beta * sigma_d
+        self.sigma[idx] -= beta * sigma_d * sigma_d
+        return True
+
+    def _l1(self, w: np.ndarray, touched: np.ndarray) -> None:
+        if self.l1_method == "fobos":  # Duchi & Singer 2009: soft-threshold after the gradient step
+            rate = self.learning_rate * self.l1
+            if self.name == "adagrad":  # per coordinate, at AdaGrad's rate; features never seen are left alone
+                seen = self.squares > 0.0
+                shrink = np.where(seen, rate / (self.delta + np.sqrt(self.squares)), 0.0)
+            else:
+                shrink = rate
+            w[:] = np.sign(w) * np.maximum(0.0, np.abs(w) - shrink)
+            return
+        # Tsuruoka et al. 2009, figure 2: each touched weight is clipped towards 0 by the penalty it is owed
+        self.penalty += self.learning_rate * self.l1
+        z = w[touched]
+        owed_down = self.penalty + self.received[touched]  # for a positive weight (received is <= 0 there)
+        owed_up = self.penalty - self.received[touched]
+        new = np.where(z > 0.0, np.maximum(0.0, z - owed_down), np.where(z < 0.0, np.minimum(0.0, z + owed_up), z))
+        self.received[touched] += new - z
+        w[touched] = new
+
+
+def combine(steps: list[Step], width: int, mean: bool) -> Step:
+    """A minibatch's steps as one: the directions summed (``mean``: averaged), the losses summed."""
+    moving = [s for s in steps if s.loss > 0.0 and s.idx.size]
+    if not moving:
+        return NO_STEP
+    if len(moving) == 1 and not mean:
+        return moving[0]
+    total = np.zeros(width)
+    for s in moving:
+        np.add.at(total, s.idx, s.diff)
+    if mean:
+        total /= len(steps)
+    idx = np.flatnonzero(total)
+    return Step(sum(s.loss for s in moving), idx, total[idx])
+
+
+# ---------------------------------------------------------------------- the tuner
+@dataclass(frozen=True)
+class OnlineEpoch(Iteration):
+    """One epoch: the metric of the averaged weights' model-best translations, updates and mean loss."""
+
+    updates: int = 0
+    average_loss: float = 0.0
+
+
+@dataclass
+class OnlineResult(TuningResult):
+    """:class:`TuningResult` plus the loss, the optimizer, the best epoch and the share of nonzero weights."""
+
+    loss: str = ""
+    optimizer: str = ""
+    best_epoch: int = 0
+    nonzero: int = 0
+    features: int = 0
+
+
+class OnlineTrainer:
+    """An online tuner: ``loss`` (:data:`STRUCTURED_LOSSES`, or a batch loss of :data:`LOSSES` followed
+    sentence by sentence) × ``optimizer`` (:data:`ONLINE_OPTIMIZERS`; ``"auto"``: the loss's own). ``epochs``
+    passes in a seeded order (``shuffle=False``: corpus order), ``minibatch`` sentences per update
+    (perceptron, sgd and adagrad), weights averaged over every update (``average``) and the best epoch's kept.
+    ``learning_rate``, ``l2``: ``None`` for the loss's defaults (docs/tuners.md). ``kbest``: derivations per
+    lattice/forest for the losses that need lists. ``normalize``: ``l1`` as MERT, or ``none``."""
+
+    def __init__(
+        self,
+        *,
+        loss: str = "perceptron",
+        optimizer: str = "auto",
+        epochs: int = 15,
+        learning_rate: float | None = None,
+        C: float = 0.01,
+        r: float = 1.0,
+        l2: float | None = None,
+        l1: float = 0.0,
+        l1_method: str = "fobos",
+        minibatch: int = 1,
+        cost_scale: float | None = None,
+        target: str = "oracle",
+        average: bool = True,
+        shuffle: bool = True,
+        kbest: int = 100,
+        top_k: int = 5,
+        sample: int | None = 30,
+        acceptance: str = "threshold",
+        smooth: str = "plus1",
+        normalize: str = "l1",
+        seed: int = 0,
+        progress: Callable[[OnlineEpoch], None] | None = None,
+    ) -> None:
+        if loss not in STRUCTURED_LOSSES and loss not in LOSSES:
+            raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(STRUCTURED_LOSSES + LOSSES)}")
+        if optimizer != "auto" and optimizer not in ONLINE_OPTIMIZERS:
+            raise UsageError(f"unknown online optimizer {optimizer!r}; choose one of {', '.join(ONLINE_OPTIMIZERS)}")
+        if epochs < 1 or minibatch < 1:
+            raise UsageError("--epochs and --minibatch must be at least 1")
+        if (learning_rate is not None and learning_rate <= 0) or C <= 0 or r <= 0:
+            raise UsageError("--learning-rate, -C and --arow-r must be positive")
+        if (l2 is not None and l2 < 0) or l1 < 0:
+            raise UsageError("--l2 and --l1 must be >= 0")
+        if l1_method not in L1_METHODS:
+            raise UsageError(f"unknown L1 method {l1_method!r}; choose one of {', '.join(L1_METHODS)}")
+        if normalize not in ("l1", "none"):
+            raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
+        self.structured = (
+            make_structured_loss(loss, cost_scale, target) if loss in STRUCTURED_LOSSES else None
+        )  # checks the loss's options now
+        chosen = optimizer
+        if chosen == "auto":
+            chosen = self.structured.default_optimizer if self.structured else "sgd"
+        if minibatch > 1 and chosen in ("pa", "arow"):
+            raise UsageError(f"--minibatch needs --optimizer perceptron, sgd or adagrad ({chosen} steps one example)")
+        if l1 > 0 and chosen not in ("sgd", "adagrad"):
+            raise UsageError("--l1 needs --optimizer sgd or adagrad")
+        if l1_method == "cumulative" and l1 > 0 and chosen != "sgd":
+            raise UsageError("the cumulative L1 penalty (Tsuruoka et al. 2009) is for --optimizer sgd")
+        self.loss, self.optimizer, self.epochs, self.learning_rate = loss, chosen, epochs, learning_rate
+        self.C, self.r, self.l2, self.l1, self.l1_method = C, r, l2, float(l1), l1_method
+        self.minibatch, self.cost_scale, self.target, self.average, self.shuffle = (
+            minibatch,
+            cost_scale,
+            target,
+            average,
+            shuffle,
+        )
+        self.kbest, self.top_k, self.sample, self.acceptance, self.smooth = kbest, top_k, sample, acceptance, smooth
+        self.normalize, self.seed, self.progress = normalize, seed, progress
+
+    # ------------------------------------------------------------------ pieces
+    def _loss(self) -> StructuredLoss:
+        if self.loss in STRUCTURED_LOSSES:
+            return make_structured_loss(self.loss, self.cost_scale, self.target)
+        return BatchLossAdapter(self.loss, self.top_k, self.sample, self.acceptance, self.seed)
+
+    def space(self, tuning_set: TuningSet, start: np.ndarray, loss: StructuredLoss) -> ListSpace | GraphSpace:
+        """The search space the loss runs on: exact lists for k-best input or list losses, else the graphs."""
+        if tuning_set.is_kbest or loss.needs_lists:
+            return ListSpace(kbest_candidates(tuning_set, start, self.kbest, self.smooth, loss.name))
+        metric = tuning_set.metric
+        order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
+        return GraphSpace(tuning_set, order)
+
+    def _optimizer(self, loss: StructuredLoss, sentences: int) -> OnlineOptimizer:
+        rate = self.learning_rate
+        if rate is None:  # the loss's own rate for SGD; AdaGrad adapts its rate and starts from 0.1
+            rate = {"perceptron": 1.0, "adagrad": 0.1}.get(self.optimizer, loss.default_rate)
+        l2 = loss.default_l2 if self.l2 is None else self.l2
+        if self.l2 is None and self.loss == "ramp":
+            l2 = 1.0 / max(sentences, 1)
+        return OnlineOptimizer(self.optimizer, rate, l2, self.l1, self.l1_method, self.C, self.r)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, tuning_set: TuningSet, init: Weights) -> OnlineResult:
+        started = time.perf_counter()
+        width = len(tuning_set.feature_space)
+        w = init.vector(tuning_set.feature_space, width).astype(np.float64)
+        start = w.copy()
+        loss = self._loss()
+        space = self.space(tuning_set, start, loss)
+        loss.start(space, start)
+        optimizer = self._optimizer(loss, space.sentences)
+        optimizer.start(width)
+        model_best = ModelBest(tuning_set)
+
+        def metric(v: np.ndarray) -> float:
+            return float(tuning_set.score(model_best.stats(v).sum(axis=0)))
+
+        rng = np.random.default_rng(self.seed)
+        total, count = w.copy(), 1.0  # the running sum of the weights after every update, w_0 included
+        bleu_before = metric(start)
+        best_bleu, best_epoch, best_w = -np.inf, 0, start.copy()
+        history: list[Iteration] = []
+        mean = self.optimizer in ("sgd", "adagrad")
+        for epoch in range(1, self.epochs + 1):
+            began = time.perf_counter()
+            order = rng.permutation(space.sentences) if self.shuffle else np.arange(space.sentences)
+            updates, losses = 0, 0.0
+            for first in range(0, order.size, self.minibatch):
+                steps = [loss.step(space, int(s), w) for s in order[first : first + self.minibatch]]
+                losses += sum(s.loss for s in steps if s.idx.size)
+                if optimizer.apply(w, combine(steps, width, mean)):
+                    updates += 1
+                total += w
+                count += 1.0
+            current = total / count if self.average else w.copy()
+            bleu = metric(current)
+            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates, losses / max(space.sentences, 1))
+            history.append(entry)
+            if self.progress is not None:
+                self.progress(entry)
+            if bleu > best_bleu:
+                best_bleu, best_epoch, best_w = bleu, epoch, current
+        weights = Weights(init)
+        weights.update(Weights.from_vector(tuning_set.feature_space, best_w))
+        if self.normalize == "l1":
+            weights = normalize_l1(weights)
+        final = weights.vector(tuning_set.feature_space, width)
+        return OnlineResult(
+            weights=weights,
+            bleu_before=bleu_before,
+            bleu_after=metric(final),
+            history=history,
+            seconds=time.perf_counter() - started,
+            seed=self.seed,
+            metric=metric_label(tuning_set.metric),
+            loss=loss.name,
+            optimizer=self.optimizer,
+            best_epoch=best_epoch,
+            nonzero=int(np.count_nonzero(best_w)),
+            features=width,
+        )
