@@ -16,8 +16,12 @@ Methods (``method=``):
     :mod:`hypertune.tuners.hope_fear` with the model score left out, with a beam of ``beam`` states per
     node (:mod:`hypertune.tuners.partial_bleu`; default 1).
 ``exact``
-    The true sentence oracle: every distinct string of the graph, best derivation first
-    (:class:`~hypertune.algorithms.kbest.LazyKBest`), scored exactly; refused above ``max_strings``.
+    The true sentence oracle. A graph with at most ``enumerate_below`` derivations (counting semiring), or any
+    graph under a metric the bound is not written for, has every distinct string enumerated best derivation
+    first (:class:`~hypertune.algorithms.kbest.LazyKBest`) and scored exactly, refused above ``max_strings``;
+    otherwise BLEU+1 (and BLEU with add-k smoothing) is maximized by branch and bound over the n-gram-split
+    graph from the ``partial`` oracle (:mod:`hypertune.tuners.exact_oracle`), refused beyond
+    ``max_expansions``.
 ``corpus``
     The greedy corpus oracle (survey Fig. 2): from the sentence oracles of ``start_method``, repeatedly
     switch the one sentence whose switch raises corpus BLEU most, until no switch helps. On lattices and
@@ -39,12 +43,14 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
 from hypertune.metrics.linear_bleu import estimate_precisions
+from hypertune.tuners import exact_oracle
 from hypertune.tuners.corpus import ModelBest, TuningSet
 from hypertune.tuners.hope_fear import ForestArrays, Gain, HopeFearDecoder
 from hypertune.tuners.ngram_edges import NgramEdges
@@ -90,7 +96,9 @@ class OracleSearch:
     """Oracle search with options in the constructor and one ``run(tuning_set, weights)`` (see the module
     docstring). ``linear_p``/``linear_r``: Tromble's p and r for ``linear`` (default: estimated from the
     model-best statistics under ``weights``). ``beam``: states per node of ``partial``. ``max_strings``:
-    the most distinct strings ``exact`` enumerates per graph. ``passes``: the most candidate-drawing passes
+    the most distinct strings ``exact`` enumerates per graph; ``enumerate_below``: graphs with at most this
+    many derivations are enumerated, larger ones searched by branch and bound with at most
+    ``max_expansions`` partial derivations expanded. ``passes``: the most candidate-drawing passes
     of ``corpus`` on graphs. ``seed``: the sentence order of ``variant="sentence-order"``."""
 
     def __init__(
@@ -103,6 +111,8 @@ class OracleSearch:
         linear_r: float | None = None,
         beam: int = 1,
         max_strings: int = 100_000,
+        max_expansions: int = exact_oracle.MAX_EXPANSIONS,
+        enumerate_below: int = exact_oracle.ENUMERATE_BELOW,
         passes: int = 10,
         seed: int = 0,
     ) -> None:
@@ -121,7 +131,11 @@ class OracleSearch:
         if beam < 1:
             raise UsageError(f"--beam must be at least 1, got {beam}")
         self.beam = beam
+        if max_strings < 1 or max_expansions < 1:
+            raise UsageError("--max-strings and --max-expansions must be at least 1")
         self.max_strings = max_strings
+        self.max_expansions = max_expansions
+        self.enumerate_below = enumerate_below
         self.passes = passes
         self.seed = seed
 
@@ -150,7 +164,8 @@ class _Search:
         self.metric = tuning_set.metric
         self.sign = 1.0 if getattr(self.metric, "higher_is_better", True) else -1.0
         self.order = getattr(self.metric, "max_order", 4)
-        self.split: dict[int, tuple[NgramEdges, np.ndarray]] = {}
+        self.split: dict[int, NgramEdges] = {}
+        self.gains: dict[int, np.ndarray] = {}
         self._linear: LinearBleu | None = None
         self.details: dict[str, object] = {}
 
@@ -182,14 +197,19 @@ class _Search:
         return self.tuning_set.text(self.decoder.words(sentence, edges))
 
     def _linear_oracle(self, sentence: int, scores: np.ndarray) -> np.ndarray:
-        if sentence not in self.split:
-            split = NgramEdges.of(self.tuning_set, sentence, self.order, self.decoder.skip.tolist())
-            gains = np.column_stack([split.counts[:, 0], split.unclipped_matches()]) @ self.linear().theta
-            self.split[sentence] = (split, gains)
-        split, gains = self.split[sentence]
+        split = self.split_graph(sentence)
+        if sentence not in self.gains:
+            self.gains[sentence] = np.column_stack([split.counts[:, 0], split.unclipped_matches()]) @ self.linear().theta
+        gains = self.gains[sentence]
         g = split.graph
         best_edge = _lexicographic_viterbi(g.node_offsets, g.tail_offsets, g.tails, gains, scores[split.origin])
         return split.origin[g.derivation_from_backpointers(best_edge).edges()]
+
+    def split_graph(self, sentence: int) -> NgramEdges:
+        """The sentence's graph split by (N−1)-word state, with its edges' n-grams (cached)."""
+        if sentence not in self.split:
+            self.split[sentence] = NgramEdges.of(self.tuning_set, sentence, self.order, self.decoder.skip.tolist())
+        return self.split[sentence]
 
     def linear(self) -> LinearBleu:
         if self._linear is None:
@@ -208,6 +228,38 @@ class _Search:
         return self._linear
 
     def _exact(self, sentence: int, scores: np.ndarray) -> np.ndarray:
+        """The exact oracle: enumeration for small graphs (and metrics the bound is not written for), else
+        branch and bound (see the module docstring)."""
+        form = exact_oracle.bleu_form(self.metric)
+        hg = self.tuning_set.graphs[sentence]
+        if form is None or count_derivations(hg) <= self.options.enumerate_below:
+            return self._enumerated(sentence, scores)
+        return self._branch_and_bound(sentence, scores, form)
+
+    def _branch_and_bound(self, sentence: int, scores: np.ndarray, form: exact_oracle.BleuForm) -> np.ndarray:
+        start = self.sentence_oracle(sentence, "partial")
+        start_stats = self.decoder.stats_of(sentence, [self.decoder.words(sentence, start)])[0]
+        incumbent = (start_stats[0 : 2 * self.order : 2], int(start_stats[1]), float(scores[start].sum()))
+        split = self.split_graph(sentence)
+        metric = self.metric
+        lengths = np.asarray([len(metric.ids(r)) for r in self.tuning_set.references[sentence]], dtype=np.int64)
+        limit = self.options.max_expansions
+        found = exact_oracle.branch_and_bound(split, scores[split.origin], form, lengths, incumbent, limit)
+        if not found.finished:
+            raise UsageError(
+                f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound passed "
+                f"{limit} expansions (raise --max-expansions, or use --method partial or linear)"
+            )
+        searched = self.details.setdefault("exact_expansions", [])
+        searched.append(found.expansions)  # type: ignore[union-attr]
+        candidates = [start] + [split.origin[edges] for edges in found.candidates]
+        yields = [self.decoder.words(sentence, edges) for edges in candidates]
+        stats = self.decoder.stats_of(sentence, yields)
+        metric_scores = self.sign * np.asarray(metric.score(stats), dtype=np.float64)
+        model = np.asarray([scores[edges].sum() for edges in candidates])
+        return candidates[_best_of(metric_scores, model, lambda i: self.tuning_set.text(yields[i]))]
+
+    def _enumerated(self, sentence: int, scores: np.ndarray) -> np.ndarray:
         hg = self.tuning_set.graphs[sentence]
         limit = self.options.max_strings
         found = list(LazyKBest(hg, scores, unique=True).best(limit + 1))

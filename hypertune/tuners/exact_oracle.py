@@ -1,0 +1,456 @@
+"""The exact sentence BLEU+1 oracle of a lattice or forest by branch and bound (``oracle --method exact``).
+
+The search runs over the graph split by (N−1)-word boundary state (:class:`~hypertune.tuners.ngram_edges.NgramEdges`):
+there every n-gram of a yield is created by exactly one edge, and a node's state fixes the words an edge above
+it can see, so what a subtree adds to the n-gram counts does not depend on the rest of the derivation -- only
+its clipping does. A *partial derivation* is a top-down expansion from the goal: the edges chosen so far and a
+stack of unexpanded nodes, the *frontier*, leftmost on top. Expanding the leftmost frontier node by each of its
+in-edges gives the children; chosen edges come out in pre-order. A partial derivation with an empty frontier
+is a derivation. The search is best-first by an upper bound on the BLEU+1 of every completion, from the
+incumbent of the ``partial`` beam search; it stops when the best open bound is below the best score found
+(Land & Doig 1960; for oracles over lattices, Sokolov, Wisniewski & Yvon 2012 discuss why the exact problem
+is hard and what approximations cost).
+
+**The bound.** For a string of length ``L`` with clipped matches ``m_n``, BLEU+1 with smoothing ``k``
+(Lin & Och 2004; ``k = 1``) is ``exp(1/N · Σ_n log((m_n + k_n) / (c_n(L) + k_n)) + min(0, 1 − r(L)/L))`` with
+``k_1 = 0``, ``k_n = k`` for ``n ≥ 2``, ``c_n(L) = max(0, L − n + 1)`` (a string of ``L`` words has that many
+n-grams) and ``r(L)`` the reference length the metric picks for ``L`` (closest, shortest or average); it is 0
+when ``m_1 = 0``. For fixed ``L`` it increases with every ``m_n``. Let a partial derivation have chosen edges
+with ``L0`` words and clipped matches ``μ_n`` (clipped by the reference counts over all chosen edges, i.e.
+exact for the words placed so far), and frontier nodes ``v``. Per-node passes over the split graph give, for
+every node, the most unclipped order-n matches ``U_n(v)`` any derivation of ``v`` creates (one max-plus inside
+pass per order) and the shortest and longest yield, ``lo(v)``, ``hi(v)``. Then every completion has
+
+* length ``L ∈ [L0 + Σ lo(v), L0 + Σ hi(v)]`` (the frontier subtrees are chosen independently);
+* ``m_n ≤ μ_n + Σ_v U_n(v)``: a completion's clipped matches are its chosen edges' clipped matches plus at most
+  the new matches of the frontier subtrees, and clipping only lowers those; a subtree's unclipped matches are
+  at most the node's maximum;
+* ``m_n ≤ R_n``, the sum of the reference clip limits of the order-n reference n-grams, and ``m_n ≤ c_n(L)``.
+
+So ``B = max over integer L in that range of f(min(μ_n + ΣU_n, R_n, c_n(L)), L)`` is at least the BLEU+1 of
+every completion: for the completion's own ``L`` the bound's ``m_n`` are at least the completion's and ``f`` is
+monotone in them. The maximum over ``L`` is taken exactly (tables of ``log(x + k_n)``, ``Σ_n log(c_n(L) + k_n)``
+and the brevity term per ``L``), so the brevity penalty and the ``L``-dependent denominators need no
+monotonicity argument. A derivation's score is the same formula at its exact statistics, with the same
+tables, so an exact derivation is bounded by its own score.
+
+**Ties** follow the exact method's rule (higher BLEU+1, equal to 1e-12; then higher model score, equal to
+1e-9 relative; then the greater string). The search prunes a partial derivation when (a) its bound is below
+the best score found minus the tie tolerance, or (b) its bound is at most the score of a found derivation
+``X`` and its best model score (chosen edges plus each frontier node's Viterbi score) is below ``X``'s by more
+than the model tolerance -- then none of its strings can win: with a score within the tie of the best, ``X``
+is in the tie too and has a better model score. Every derivation that may still tie is kept, and the caller
+applies the rule to those; the best-model derivation of the winning string is never pruned by (a) or (b).
+
+The search is one compiled kernel; the per-node passes are compiled inside passes
+(:func:`hypertune.compiled.scalar_inside`). Its size limit is ``max_expansions`` (partial derivations
+expanded); beyond it :func:`branch_and_bound` reports that it did not finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from hypertune import compiled
+from hypertune.metrics import BleuMetric, _kernels
+from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
+from hypertune.tuners.ngram_edges import NgramEdges
+
+_jit = numba.njit(cache=True, nogil=True)
+
+MAX_EXPANSIONS = 1_000_000
+"""The default limit on partial derivations expanded per graph (``oracle --max-expansions``)."""
+ENUMERATE_BELOW = 1_000
+"""Graphs with at most this many derivations are enumerated instead (counting semiring)."""
+TIE = 1e-12
+"""Scores within this of the best tie (the exact method's rule, :func:`hypertune.tuners.oracle._best_of`)."""
+SLACK = 1e-13
+"""How far the search's own BLEU+1 formula may be from the metric's (rounding): added to every bound."""
+MODEL_TIE = 1e-9
+"""Model scores within this (relative) tie."""
+
+
+@dataclass(frozen=True)
+class BleuForm:
+    """The BLEU variant the bound is written for: ``order`` N, the smoothing ``k`` added to matches and counts
+    of orders 2..N, the reference-length rule (a :data:`~hypertune.metrics.bleu.REF_LENGTHS` code)."""
+
+    order: int
+    k: float
+    ref_length: int
+
+
+def bleu_form(metric: object) -> BleuForm | None:
+    """The :class:`BleuForm` of a metric the branch and bound can bound exactly: clipped BLEU with
+    ``plus1``/``add-k`` smoothing (k > 0), all orders averaged, closest/shortest/average reference length,
+    hypotheses scored as the graph's tokens (``--tokenize none``, no lowercasing). ``None`` for any other
+    metric (the exact method then enumerates)."""
+    if type(metric) is not BleuMetric or not metric.clip or metric.effective_order:
+        return None
+    if metric.smooth not in ("plus1", "add-k") or metric.ref_length == "ibm" or metric.max_order < 1:
+        return None
+    if metric.tokenizer.name != "none" or metric.tokenizer.lowercase:
+        return None
+    value = metric.smooth_value if metric.smooth_value is not None else SMOOTHING[metric.smooth]
+    if value is None or not value > 0:
+        return None
+    return BleuForm(int(metric.max_order), float(value), REF_LENGTHS[metric.ref_length])
+
+
+@dataclass(frozen=True)
+class BranchAndBound:
+    """What :func:`branch_and_bound` found: ``candidates``, pre-order split-graph edges of every derivation that
+    may be the oracle under the tie rule (the caller scores them exactly and applies the rule); ``finished``
+    is False when the search stopped at ``max_expansions``; ``expansions`` and ``states`` (partial
+    derivations made) measure the work; ``bound`` is the root's bound."""
+
+    candidates: list[np.ndarray]
+    finished: bool
+    expansions: int
+    states: int
+    bound: float
+
+
+def score_tables(form: BleuForm, ref_lengths: np.ndarray, longest: int) -> tuple[np.ndarray, np.ndarray]:
+    """``lognum[n, x] = log(x + k_n)`` and, per length ``L`` (0..``longest``), ``base[L] = −1/N · Σ_n
+    log(c_n(L) + k_n) + min(0, 1 − r(L)/L)``: the BLEU+1 of statistics ``m``, ``L`` is then
+    ``exp(Σ_n lognum[n, m_n] / N + base[L])`` (0 when ``L`` or ``m_1`` is 0)."""
+    order = form.order
+    x = np.arange(longest + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        lognum = np.vstack([np.log(x + (form.k if n else 0.0)) for n in range(order)])
+    base = np.full(longest + 1, -np.inf)
+    lengths = np.asarray(ref_lengths, dtype=np.int64)
+    for length in range(1, longest + 1):
+        r = _kernels._reference_length(lengths, 0, lengths.size, length, form.ref_length)
+        denominator = sum(np.log(max(0, length - n) + (form.k if n else 0.0)) for n in range(order))
+        base[length] = -denominator / order + (1.0 - r / length if length < r else 0.0)
+    return lognum, base
+
+
+def branch_and_bound(
+    split: NgramEdges,
+    edge_scores: np.ndarray,
+    form: BleuForm,
+    ref_lengths: np.ndarray,
+    incumbent: tuple[np.ndarray, int, float] | None = None,
+    max_expansions: int = 1_000_000,
+) -> BranchAndBound:
+    """Branch and bound for the BLEU+1 oracle of the split graph ``split`` (see the module docstring).
+    ``edge_scores``: the model score of every split edge. ``ref_lengths``: the sentence's reference lengths in
+    tokens. ``incumbent``: the clipped matches (N,), length and model score of a known derivation, the
+    initial lower bound (its derivation is not among the candidates; the caller adds it)."""
+    g = split.graph
+    order = form.order
+    node_offsets, tail_offsets, tails = g.node_offsets, g.tail_offsets, g.tails
+    words = np.ascontiguousarray(split.counts[:, 0]).astype(np.int64)
+    unclipped = split.unclipped_matches()
+    tropical = compiled.TROPICAL
+    inside_u = np.empty((g.num_nodes, order))
+    for n in range(order):
+        inside_u[:, n] = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, unclipped[:, n])
+    wordsf = words.astype(np.float64)
+    hi = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, wordsf)
+    lo = -compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, -wordsf)
+    viterbi = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, np.asarray(edge_scores, np.float64))
+    gram_offsets = np.zeros(g.num_edges + 1, dtype=np.int64)
+    np.cumsum(np.bincount(split.gram_edge, minlength=g.num_edges), out=gram_offsets[1:])
+    gram_type = np.asarray(split.gram_type, dtype=np.int64)[np.argsort(split.gram_edge, kind="stable")]
+    type_order = np.asarray(split.ref_orders, dtype=np.int64) - 1
+    type_limit = np.asarray(split.ref_limits, dtype=np.int64)
+    budget = np.zeros(order, dtype=np.int64)
+    np.add.at(budget, type_order, type_limit)
+    longest = int(round(hi[-1])) if np.isfinite(hi[-1]) else 0
+    lognum, base = score_tables(form, ref_lengths, longest)
+    if incumbent is None:
+        start_m, start_len, start_model = np.zeros(order, dtype=np.int64), 0, -np.inf
+    else:
+        start_m = np.minimum(np.asarray(incumbent[0], dtype=np.int64), longest)
+        start_len, start_model = int(incumbent[1]), float(incumbent[2])
+        if start_len > longest:  # pragma: no cover - the incumbent is a derivation of this graph
+            raise ValueError("the incumbent is longer than any derivation")
+    status, expansions, states, parent, edge, found, root = _search(
+        node_offsets,
+        tail_offsets,
+        tails,
+        words,
+        gram_offsets,
+        gram_type,
+        type_order,
+        type_limit,
+        budget,
+        np.rint(inside_u).astype(np.int64),
+        np.rint(lo).astype(np.int64),
+        np.rint(hi).astype(np.int64),
+        viterbi,
+        np.asarray(edge_scores, dtype=np.float64),
+        lognum,
+        base,
+        start_m,
+        start_len,
+        start_model,
+        int(max_expansions),
+    )
+    candidates = [_chain(int(s), parent, edge) for s in found]
+    return BranchAndBound(candidates, bool(status), int(expansions), int(states), float(root))
+
+
+def _chain(state: int, parent: np.ndarray, edge: np.ndarray) -> np.ndarray:
+    """The chosen edges of a state in the order they were chosen (pre-order)."""
+    out = []
+    while state >= 0 and edge[state] >= 0:
+        out.append(int(edge[state]))
+        state = int(parent[state])
+    return np.asarray(out[::-1], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- the compiled search
+
+
+@_jit
+def _log_score(m, length, lognum, base):  # pragma: no cover - compiled
+    """log BLEU+1 of clipped matches ``m`` at length ``length`` (see :func:`score_tables`); -inf for 0."""
+    if length <= 0 or m[0] <= 0:
+        return -np.inf
+    total = 0.0
+    for n in range(m.size):
+        total += lognum[n, m[n]]
+    return total / m.size + base[length]
+
+
+@_jit
+def _loses_on_model(model, best_model):  # pragma: no cover - compiled
+    """Whether a model score (a bound, up to rounding: 1e-12 relative is added) is below ``best_model`` by more
+    than the tie tolerance of :func:`hypertune.tuners.oracle._best_of`."""
+    return model + 1e-12 * max(1.0, abs(model)) < best_model - MODEL_TIE * max(1.0, abs(best_model))
+
+
+@_jit
+def _bound(m, frontier_u, budget, low, high, lognum, base, scratch):  # pragma: no cover - compiled
+    """The module docstring's ``B``: the most BLEU+1 over lengths ``low..high`` with matches
+    ``min(m_n + frontier_u_n, budget_n, c_n(L))``; 0 when no length is possible."""
+    order = m.size
+    best = -np.inf
+    for length in range(max(low, 1), high + 1):
+        for n in range(order):
+            scratch[n] = min(m[n] + frontier_u[n], budget[n], max(0, length - n))
+        x = _log_score(scratch, length, lognum, base)
+        if x > best:
+            best = x
+    return np.exp(best)
+
+
+@_jit
+def _heap_push(heap, size, s, key, second):  # pragma: no cover - compiled
+    """Push state ``s`` onto the max-heap ``heap[:size]`` ordered by ``(key, second)``; returns the new size."""
+    i = size
+    heap[i] = s
+    while i > 0:
+        p = (i - 1) // 2
+        a, b = heap[p], heap[i]
+        if key[a] > key[b] or (key[a] == key[b] and second[a] >= second[b]):
+            break
+        heap[p], heap[i] = b, a
+        i = p
+    return size + 1
+
+
+@_jit
+def _heap_pop(heap, size, key, second):  # pragma: no cover - compiled
+    """Remove the top of the max-heap; returns it (the new size is ``size - 1``)."""
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left, right, best = 2 * i + 1, 2 * i + 2, i
+        if left < size:
+            a, b = heap[left], heap[best]
+            if key[a] > key[b] or (key[a] == key[b] and second[a] > second[b]):
+                best = left
+        if right < size:
+            a, b = heap[right], heap[best]
+            if key[a] > key[b] or (key[a] == key[b] and second[a] > second[b]):
+                best = right
+        if best == i:
+            break
+        heap[i], heap[best] = heap[best], heap[i]
+        i = best
+    return top
+
+
+@_jit
+def _grown(a, need):  # pragma: no cover - compiled
+    """``a`` when it has ``need`` rows, else a copy with twice as many."""
+    if need <= a.shape[0]:
+        return a
+    bigger = np.empty((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
+    bigger[: a.shape[0]] = a
+    return bigger
+
+
+@_jit
+def _search(
+    node_offsets,
+    tail_offsets,
+    tails,
+    words,
+    gram_offsets,
+    gram_type,
+    type_order,
+    type_limit,
+    budget,
+    inside_u,
+    lo,
+    hi,
+    viterbi,
+    edge_scores,
+    lognum,
+    base,
+    start_m,
+    start_len,
+    start_model,
+    max_expansions,
+):  # pragma: no cover - compiled
+    """Best-first branch and bound (see the module docstring). Returns (1 when finished else 0, expansions,
+    states made, each state's parent and last edge, the candidate states, the root's bound)."""
+    order = budget.size
+    goal = node_offsets.size - 2
+    cap = 1024
+    parent = np.empty(cap, np.int64)
+    edge = np.empty(cap, np.int64)
+    head = np.empty(cap, np.int64)  # the frontier: a cell of the persistent stack, -1 empty
+    length = np.empty(cap, np.int64)  # words of the chosen edges
+    low = np.empty(cap, np.int64)  # frontier length range
+    high = np.empty(cap, np.int64)
+    matches = np.empty((cap, order), np.int64)  # clipped matches of the chosen edges
+    frontier_u = np.empty((cap, order), np.int64)
+    chosen_model = np.empty(cap)
+    model_bound = np.empty(cap)
+    bound = np.empty(cap)
+    cell_node = np.empty(cap, np.int64)
+    cell_next = np.empty(cap, np.int64)
+    heap = np.empty(cap, np.int64)
+    found = np.empty(16, np.int64)
+    counts = np.zeros(type_limit.size, np.int64)
+    scratch = np.empty(order, np.int64)
+    m = np.empty(order, np.int64)
+    u = np.empty(order, np.int64)
+    # the incumbent: the best score found and, among derivations with that score, the best model score
+    best, best_model = np.exp(_log_score(start_m, start_len, lognum, base)), start_model
+    # the root
+    parent[0], edge[0], cell_node[0], cell_next[0], head[0] = -1, -1, goal, -1, 0
+    length[0], low[0], high[0] = 0, lo[goal], hi[goal]
+    matches[0] = 0
+    frontier_u[0] = inside_u[goal]
+    chosen_model[0], model_bound[0] = 0.0, viterbi[goal]
+    bound[0] = _bound(matches[0], frontier_u[0], budget, low[0], high[0], lognum, base, scratch)
+    root = bound[0]
+    states, cells, size, nfound = 1, 1, 0, 0
+    size = _heap_push(heap, size, 0, bound, model_bound)
+    expansions = 0
+    while size > 0:
+        s = _heap_pop(heap, size, bound, model_bound)
+        size -= 1
+        if bound[s] + SLACK < best - TIE:
+            break  # best-first: every open bound is at most this one (rule (a))
+        if bound[s] <= best and _loses_on_model(model_bound[s], best_model):
+            continue  # rule (b): no string below can win the tie
+        if expansions >= max_expansions:
+            return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root
+        expansions += 1
+        # the clip counts of the chosen edges
+        t = s
+        while t > 0:
+            e = edge[t]
+            for q in range(gram_offsets[e], gram_offsets[e + 1]):
+                counts[gram_type[q]] += 1
+            t = parent[t]
+        v, rest = cell_node[head[s]], cell_next[head[s]]
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            for n in range(order):
+                m[n] = matches[s, n]
+                u[n] = frontier_u[s, n] - inside_u[v, n]
+            for q in range(gram_offsets[e], gram_offsets[e + 1]):
+                tq = gram_type[q]
+                if counts[tq] < type_limit[tq]:
+                    m[type_order[tq]] += 1
+                counts[tq] += 1
+            for q in range(gram_offsets[e], gram_offsets[e + 1]):
+                counts[gram_type[q]] -= 1
+            new_length = length[s] + words[e]
+            new_low, new_high = low[s] - lo[v], high[s] - hi[v]
+            new_model = chosen_model[s] + edge_scores[e]
+            new_bound_model = model_bound[s] - viterbi[v] + edge_scores[e]
+            arity = tail_offsets[e + 1] - tail_offsets[e]
+            for i in range(arity):
+                w = tails[tail_offsets[e] + i]
+                new_low += lo[w]
+                new_high += hi[w]
+                new_bound_model += viterbi[w]
+                for n in range(order):
+                    u[n] += inside_u[w, n]
+            complete = arity == 0 and rest < 0
+            if complete:
+                score = np.exp(_log_score(m, new_length, lognum, base))
+                if score + SLACK < best - TIE:
+                    continue  # rule (a)
+                if score <= best and _loses_on_model(new_model, best_model):
+                    continue  # rule (b)
+                if score > best or (score == best and new_model > best_model):
+                    best, best_model = score, new_model
+                value = score
+            else:
+                value = _bound(m, u, budget, new_length + new_low, new_length + new_high, lognum, base, scratch)
+                if value + SLACK < best - TIE:
+                    continue  # rule (a)
+                if value <= best and _loses_on_model(new_bound_model, best_model):
+                    continue
+            if states == parent.size:
+                need = states + 1
+                parent, edge, head = _grown(parent, need), _grown(edge, need), _grown(head, need)
+                length, low, high = _grown(length, need), _grown(low, need), _grown(high, need)
+                matches, frontier_u = _grown(matches, need), _grown(frontier_u, need)
+                chosen_model, model_bound, bound = _grown(chosen_model, need), _grown(model_bound, need), _grown(bound, need)
+            c = states
+            states += 1
+            parent[c], edge[c] = s, e
+            length[c], low[c], high[c] = new_length, new_low, new_high
+            matches[c] = m
+            frontier_u[c] = u
+            chosen_model[c], model_bound[c], bound[c] = new_model, new_bound_model, value
+            if complete:
+                head[c] = -1
+                if nfound == found.size:
+                    found = _grown(found, nfound + 1)
+                found[nfound] = c
+                nfound += 1
+                continue
+            top = rest
+            if cells + arity > cell_node.size:
+                cell_node, cell_next = _grown(cell_node, cells + arity), _grown(cell_next, cells + arity)
+            for i in range(arity - 1, -1, -1):  # the first tail on top: pre-order
+                cell_node[cells], cell_next[cells] = tails[tail_offsets[e] + i], top
+                top = cells
+                cells += 1
+            head[c] = top
+            if size == heap.size:
+                heap = _grown(heap, size + 1)
+            size = _heap_push(heap, size, c, bound, model_bound)
+        t = s
+        while t > 0:
+            e = edge[t]
+            for q in range(gram_offsets[e], gram_offsets[e + 1]):
+                counts[gram_type[q]] -= 1
+            t = parent[t]
+    # the candidates that may still tie with the best
+    keep = 0
+    for i in range(nfound):
+        c = found[i]
+        if bound[c] + SLACK >= best - TIE:
+            found[keep] = c
+            keep += 1
+    return 1, expansions, states, parent[:states], edge[:states], found[:keep], root
