@@ -41,6 +41,7 @@ COMMANDS = {
     "minrisk": "minimum risk / expected BLEU training (L-BFGS over k-best lists, lattices, forests)",
     "train": "tune with a loss over k-best candidates (PRO, Plackett-Luce, ranking, MSE, softmax) and L-BFGS",
     "pro": "PRO, pairwise ranking optimization (Hopkins & May 2011; Moses pro)",
+    "tune": "the tuning loop: decode, accumulate, tune, repeat; resumable, with the spread over several runs",
     "oracle": "BLEU oracles of k-best lists, lattices and forests (exact or approximate; corpus oracle)",
     "generate": "write seeded synthetic forests, lattices or k-best lists",
     "bench": "time the engine and metrics on this machine",

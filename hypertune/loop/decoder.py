@@ -1,0 +1,178 @@
+"""The decoder in a tuning loop: its command template, its run with logs, and its weights in its own form.
+
+``--decoder CMD`` is a shell command template. Its placeholders are replaced by (shell-quoted) values:
+``{weights}`` (the weights file, or the decoder's configuration with the new weights, for this
+iteration), ``{kbest}`` (the n-best list the decoder must write), ``{lattices}`` (where it writes its
+lattices or hypergraphs: a file or a directory it creates), ``{iteration}`` (1, 2, ...), ``{k}`` (the
+n-best size) and ``{seed}`` (the iteration's seed). Any other braces are left alone, so shell and awk
+syntax stay usable. The decoder's standard output and error go to log files; a decoder that fails stops
+the loop with its exit status and the last lines of its log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from hypertune.errors import HypertuneError, InputError, UsageError
+from hypertune.formats.io import read_text, write_atomically
+from hypertune.formats.weights import add_weights, detect_weights_format, format_weights, rewrite_weights
+from hypertune.weights import Weights
+
+PLACEHOLDERS = ("weights", "kbest", "lattices", "iteration", "k", "seed")
+#: Names of an iteration's folder the decoder configuration's copy must not take.
+RESERVED = frozenset({"weights", "tuned.weights", "tuner.json", "decoder.out", "decoder.log", "output", "lock"})
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+class DecoderError(HypertuneError):
+    """The decoder exited with a failure status (or was killed): the loop stops, keeping what is done."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def expand(template: str, values: Mapping[str, object]) -> str:
+    """``template`` with each ``{name}`` of :data:`PLACEHOLDERS` replaced by its shell-quoted value."""
+    return _PLACEHOLDER.sub(lambda m: shlex.quote(str(values[m.group(1)])), template)
+
+
+def check_template(template: str, output: str) -> None:
+    """A usage error unless the template names where the decoder writes (``{kbest}`` or ``{lattices}``,
+    the one the accumulation reads: ``output``) and the weights it must use."""
+    used = set(_PLACEHOLDER.findall(template))
+    if "{" + output + "}" not in template:
+        other = "lattices" if output == "kbest" else "kbest"
+        hint = f" (it names {{{other}}}: add --accumulate {'lattice' if other == 'lattices' else 'nbest'})"
+        raise UsageError(
+            f"--decoder must say where the decoder writes: put {{{output}}} in it" + (hint if other in used else "")
+        )
+    if "weights" not in used:
+        raise UsageError("--decoder must pass the weights of each iteration to the decoder: put {weights} in it")
+
+
+def _kill_with_parent() -> None:  # pragma: no cover - runs in the child
+    """In the decoder's process: die with the tuning loop (Linux), so that a killed loop leaves no decoder
+    running on; a resumed loop discards a half-written output folder in any case (``WorkDir.discard``)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def run_decoder(
+    command: str,
+    stdout_path: str,
+    stderr_path: str,
+    iteration: int,
+    tick: Callable[[float], None] | None = None,
+) -> float:
+    """Run ``command`` through the shell, its standard output to ``stdout_path`` and error to
+    ``stderr_path``; return the seconds it took. A failure raises :class:`DecoderError` naming the exit
+    status (or signal) and quoting the log's last lines. ``tick(seconds)`` is called about once a second
+    while it runs (progress on a terminal)."""
+    started = time.perf_counter()
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        try:
+            process = subprocess.Popen(
+                command,
+                shell=True,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                preexec_fn=_kill_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+            )
+        except OSError as error:
+            raise DecoderError(f"cannot start the decoder: {error.strerror}", 127) from None
+        while True:
+            try:
+                status = process.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                if tick is not None:
+                    tick(time.perf_counter() - started)
+            except KeyboardInterrupt:
+                process.kill()
+                process.wait()
+                raise
+    if status != 0:
+        how = f"was killed by signal {-status}" if status < 0 else f"failed with exit status {status}"
+        log = stderr_path if os.path.getsize(stderr_path) else stdout_path
+        raise DecoderError(f"{log}: the decoder {how} in iteration {iteration}{_last_lines(log)}", status)
+    return time.perf_counter() - started
+
+
+def _last_lines(path: str, count: int = 3) -> str:
+    """The last lines of a log, on one line (errors are one line): ``; its last lines: a | b | c``."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(path) - 4096))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()][-count:]
+    return f"; its last lines: {' | '.join(lines)}" if lines else "; its log is empty"
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """How weights reach the decoder: a plain weights file (``name value`` lines, which ``hypertune decode
+    --weights`` and cdec read), or the user's own configuration file -- Moses ``moses.ini`` (``[weight]``
+    ``Name= v ...`` lines and old ``[weight-X]`` sections), a Joshua config, a cdec or Joshua weights file
+    -- with only its weights replaced. Weights the configuration does not name (sparse features met in
+    the n-best lists) are added: a moses.ini gets a ``[weight-file]`` beside it (``NAME.sparse``, as
+    ``mert-moses.pl`` does), the others ``name value`` lines."""
+
+    template: str | None = None  # the configuration's text
+    name: str = "weights"  # the file name written in each iteration's folder
+    source: str | None = None  # the configuration's path, for messages
+
+    @classmethod
+    def from_file(cls, path: str) -> DecoderConfig:
+        text = read_text(path, "decoder configuration")
+        kind = detect_weights_format(text)
+        if kind not in ("moses-ini", "joshua-config", "lines", "json"):
+            raise InputError(f"a {kind} file cannot carry a decoder's weights; give a moses.ini, a Joshua config or a "
+                             "weights file", path)  # fmt: skip
+        rewrite_weights(text, {}, path)  # a malformed configuration fails now, not in iteration 1
+        name = os.path.basename(path)
+        return cls(text, f"decoder-{name}" if name in RESERVED else name, path)
+
+    @property
+    def kind(self) -> str:
+        return "weights" if self.template is None else detect_weights_format(self.template)
+
+    def weights(self) -> Weights:
+        """The weights the configuration holds (the start weights when no ``--init`` is given)."""
+        if self.template is None:
+            return Weights()
+        from hypertune.formats.weights import parse_weights
+
+        return Weights(parse_weights(self.template, self.source or self.name))
+
+    def write(self, weights: Weights, folder: str) -> str:
+        """Write ``weights`` in this form into ``folder`` (atomically); return the path the decoder gets."""
+        path = os.path.join(folder, self.name)
+        if self.template is None:
+            write_atomically(path, format_weights(weights, "cdec"))
+            return path
+        source = self.source or self.name
+        text, rest = rewrite_weights(self.template, weights, source)
+        if rest and self.kind == "moses-ini":
+            sparse = path + ".sparse"
+            write_atomically(sparse, format_weights(Weights(rest), "cdec"))
+            text = add_weights(text, {}, source, weight_file=os.path.abspath(sparse))
+        elif rest:
+            text = add_weights(text, rest, source)
+        write_atomically(path, text)
+        return path

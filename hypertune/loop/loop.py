@@ -1,0 +1,301 @@
+"""The outer tuning loop: decode with the current weights, add the candidates, tune, repeat (Och 2003).
+
+One iteration ``i`` is two steps, each finished (and recorded) before the next begins:
+
+1. **decode**: write the weights of iteration ``i`` (the start weights, or iteration ``i - 1``'s tuned
+   ones) in the decoder's form, run the decoder, move its output into place, and record the dev BLEU of
+   its 1-best and the number of new candidates;
+2. **tune**: run the tuner on the candidates accumulated so far (all iterations' n-best lists merged and
+   deduplicated, or lattices joined, or this iteration's alone) from iteration ``i``'s weights, with the
+   iteration's seed; its weights are iteration ``i + 1``'s.
+
+The loop stops when a decoding adds no candidate (its weights are the result), or after the decoding
+that follows the ``N``-th tuning or a tuning that moved no weight by ``epsilon`` or more: that last
+decoding measures the final weights, so the history's last entry is the dev BLEU of the weights
+returned. ``--resume`` reads which steps are finished from the work directory (:mod:`hypertune.loop.workdir`)
+and goes on from there; since every step is a function of files already written and of the seed, a
+resumed run ends with exactly the weights of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from hypertune.errors import InputError
+from hypertune.formats.io import write_atomically
+from hypertune.formats.weights import format_weights, read_weights
+from hypertune.loop.candidates import CandidatePool
+from hypertune.loop.decoder import DecoderConfig, expand, run_decoder
+from hypertune.loop.workdir import STATE_VERSION, WorkDir
+from hypertune.weights import Weights
+
+ACCUMULATE = ("nbest", "lattice", "none")
+
+
+def iteration_seed(seed: int, iteration: int) -> int:
+    """The seed of one iteration's tuner: a function of ``--seed`` and the iteration alone (numpy's
+    ``SeedSequence`` mixing, so nearby seeds give unrelated streams), never of paths or time."""
+    return int(np.random.SeedSequence([seed, iteration]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+class TuningStep(Protocol):
+    """What the loop asks of the tuner; the command line implements it with the tuning commands themselves,
+    so each tuning is the command ``hypertune TUNER INPUTS --init W --seed S --out OUT`` would run."""
+
+    def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
+        """Tune from the weights file ``init`` on the candidates in ``inputs``; write the weights to ``out``
+        (atomically, ``name value`` lines) and return the tuner's summary (its JSON result)."""
+        ...
+
+    def score(self, inputs: list[str], weights: str) -> float:
+        """The dev metric (0-1) of the decoder's 1-best in ``inputs``, decoded with the weights file ``weights``."""
+        ...
+
+
+@dataclass
+class LoopSettings:
+    """One run of the loop. ``config()`` is what makes two runs the same run (checked on ``--resume``);
+    ``iterations`` is left out of it, so a finished run can be resumed with more iterations."""
+
+    decoder: str
+    init: Weights
+    tuner: str
+    tuner_args: list[str]
+    references: list[str]  # content digests of the reference files, in order
+    kbest: int = 100
+    iterations: int = 10
+    accumulate: str = "nbest"
+    epsilon: float = 1e-5
+    seed: int = 0
+    decoder_config: DecoderConfig = field(default_factory=DecoderConfig)
+    extra: dict[str, Any] = field(default_factory=dict)  # other settings that make a run different
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "decoder": self.decoder,
+            "decoder_config": self.decoder_config.template,
+            "decoder_config_name": self.decoder_config.name,
+            "init": format_weights(self.init, "cdec"),
+            "tuner": self.tuner,
+            "tuner_args": list(self.tuner_args),
+            "references": list(self.references),
+            "kbest": self.kbest,
+            "accumulate": self.accumulate,
+            "epsilon": self.epsilon,
+            "seed": self.seed,
+            **self.extra,
+        }
+
+    @property
+    def output_name(self) -> str:
+        """The placeholder the decoder writes to, and the name of its output in ``output/``."""
+        return "lattices" if self.accumulate == "lattice" else "kbest"
+
+
+@dataclass
+class LoopResult:
+    """How the loop ended: the final weights and their dev BLEU, the history, why it stopped."""
+
+    weights: Weights
+    history: list[dict[str, Any]]
+    stopped: str
+    weights_path: str
+    seconds: float
+    resumed: bool = False
+
+    @property
+    def bleu_before(self) -> float:
+        return self.history[0]["bleu"]
+
+    @property
+    def bleu_after(self) -> float:
+        return self.history[-1]["bleu"]
+
+    def to_json(self) -> dict[str, Any]:
+        best = max(self.history, key=lambda entry: entry["bleu"])
+        return {
+            "bleu_before": self.bleu_before,
+            "bleu_after": self.bleu_after,
+            "weights": dict(self.weights),
+            "history": self.history,
+            "iterations": len(self.history),
+            "best_iteration": best["iteration"],
+            "stopped": self.stopped,
+            "seconds": self.seconds,
+            "resumed": self.resumed,
+            "weights_path": self.weights_path,
+        }
+
+
+Report = Callable[[str, dict[str, Any]], None]
+
+
+class TuningLoop:
+    """Runs :class:`LoopSettings` in a :class:`WorkDir` with a :class:`TuningStep` (see the module docstring).
+    ``report(event, data)`` hears of each step (``decoding``, ``decoded``, ``tuning``, ``tuned``) for
+    progress and the per-iteration summary; ``tick(seconds)`` while the decoder runs."""
+
+    def __init__(
+        self,
+        settings: LoopSettings,
+        workdir: WorkDir,
+        step: TuningStep,
+        report: Report | None = None,
+        tick: Callable[[float], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.workdir = workdir
+        self.step = step
+        self.report = report or (lambda event, data: None)
+        self.tick = tick
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, resume: bool = False) -> LoopResult:
+        """Run (or, with ``resume``, continue) the loop to its end, holding the work directory's lock."""
+        started = time.perf_counter()
+        with self.workdir.locked():
+            resumed = self.workdir.check_config(self.settings.config(), resume)
+            if not os.path.exists(self.workdir.file("init.weights")):
+                write_atomically(self.workdir.file("init.weights"), format_weights(self.settings.init, "cdec"))
+            state = self.workdir.read_json("state.json") or {}
+            history: dict[int, dict[str, Any]] = {entry["iteration"]: entry for entry in state.get("history", [])}
+            pool = CandidatePool()
+            i = 1
+            while True:
+                entry = history.setdefault(i, {"iteration": i})
+                self._decode(i, entry, pool)
+                self._save(history, None)
+                stop = self._stop_after_decoding(i, entry, history)
+                if stop:
+                    break
+                self._tune(i, entry)
+                self._save(history, None)
+                i += 1
+            for later in [k for k in history if k > i]:  # steps of a longer earlier run with other stop settings
+                del history[later]
+            entries = [history[k] for k in sorted(history)]
+            weights_path = self._weights_file(i)
+            self._save(history, stop)
+            result = LoopResult(
+                read_weights(weights_path), entries, stop, weights_path, time.perf_counter() - started, resumed
+            )
+            self.workdir.write_json(result.to_json(), "result.json")
+            return result
+
+    def _stop_after_decoding(self, i: int, entry: dict[str, Any], history: dict[int, dict[str, Any]]) -> str | None:
+        """Why the loop ends after decoding ``i``, or ``None``: the decisions are recomputed from the recorded
+        steps on every run, so resuming with more ``--iterations`` goes on where a finished run stopped."""
+        if i > 1 and entry["candidates_added"] == 0:
+            return "no new candidates"
+        if i > self.settings.iterations:
+            return f"{self.settings.iterations} iterations"
+        previous = history.get(i - 1)
+        if previous is not None and previous.get("weights_moved", math.inf) < self.settings.epsilon:
+            return f"weights moved less than {self.settings.epsilon:g}"
+        return None
+
+    # ------------------------------------------------------------------ steps
+    def _weights_file(self, i: int) -> str:
+        """The exact weights iteration ``i`` decodes with: the start weights, else the previous tuning's."""
+        return self.workdir.file("init.weights") if i == 1 else self.workdir.iteration(i - 1, "tuned.weights")
+
+    def _decode(self, i: int, entry: dict[str, Any], pool: CandidatePool) -> None:
+        """Step 1 of iteration ``i`` (the decoder runs only if its output is not in place yet; the pool is
+        rebuilt from the files either way)."""
+        settings, workdir = self.settings, self.workdir
+        folder = workdir.iteration(i)
+        output = workdir.iteration(i, "output")
+        target = os.path.join(output, settings.output_name)
+        if not os.path.isdir(output):
+            os.makedirs(folder, exist_ok=True)
+            weights = read_weights(self._weights_file(i))
+            write_atomically(workdir.iteration(i, "weights"), format_weights(weights, "cdec"))
+            config = settings.decoder_config.write(weights, folder)
+            staging = workdir.iteration(i, ".output.partial")
+            workdir.discard(staging)  # a decoding a kill interrupted is done again
+            os.makedirs(staging)
+            values = {
+                "weights": config,
+                "kbest": os.path.join(staging, "kbest"),
+                "lattices": os.path.join(staging, "lattices"),
+                "iteration": i,
+                "k": settings.kbest,
+                "seed": iteration_seed(settings.seed, i),
+            }
+            command = expand(settings.decoder, values)
+            self.report("decoding", {"iteration": i, "command": command})
+            seconds = run_decoder(
+                command, workdir.iteration(i, "decoder.out"), workdir.iteration(i, "decoder.log"), i, self.tick
+            )
+            written = os.path.join(staging, settings.output_name)
+            if not os.path.exists(written) or (os.path.isfile(written) and os.path.getsize(written) == 0):
+                what = "nothing" if not os.path.exists(written) else "an empty file"
+                raise InputError(
+                    f"the decoder exited normally in iteration {i} but wrote {what} to {{{settings.output_name}}} "
+                    f"({workdir.iteration(i, 'decoder.log')} may say why)",
+                    written,
+                )
+            with open(os.path.join(staging, "decode.json"), "w", encoding="utf-8") as handle:
+                json.dump({"seconds": seconds, "command": command}, handle)
+            os.replace(staging, output)  # the decoding is finished the moment its output is in place
+            entry.pop("bleu", None)
+        inputs = [target]
+        entry["candidates_added"] = pool.add(inputs)
+        entry["candidates"] = pool.size
+        if "bleu" not in entry:
+            entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"))
+            decoded = workdir.read_json(f"iteration-{i:03d}", "output", "decode.json") or {}
+            entry["decode_seconds"] = decoded.get("seconds")
+            entry["seed"] = iteration_seed(settings.seed, i)
+        entry["seconds"] = (entry.get("decode_seconds") or 0.0) + (entry.get("tune_seconds") or 0.0)
+        self.report("decoded", entry)
+
+    def _inputs(self, i: int) -> list[str]:
+        """The candidates iteration ``i``'s tuning sees: every decoding's output so far, or this one's."""
+        name = self.settings.output_name
+        first = i if self.settings.accumulate == "none" else 1
+        return [self.workdir.iteration(j, "output", name) for j in range(first, i + 1)]
+
+    def _tune(self, i: int, entry: dict[str, Any]) -> None:
+        """Step 2 of iteration ``i``: finished once ``tuner.json`` is written (after the tuned weights)."""
+        summary = self.workdir.read_json(f"iteration-{i:03d}", "tuner.json")
+        seed = iteration_seed(self.settings.seed, i)
+        if summary is None:
+            self.report("tuning", {"iteration": i, "tuner": self.settings.tuner})
+            started = time.perf_counter()
+            result = self.step.tune(
+                self._inputs(i), self.workdir.iteration(i, "weights"), self.workdir.iteration(i, "tuned.weights"), seed
+            )
+            summary = {"seconds_wall": time.perf_counter() - started, "seed": seed, "result": result}
+            self.workdir.write_json(summary, f"iteration-{i:03d}", "tuner.json")
+        result = summary["result"]
+        before = read_weights(self.workdir.iteration(i, "weights"))
+        after = read_weights(self.workdir.iteration(i, "tuned.weights"))
+        names = list(dict.fromkeys([*before, *after]))
+        entry["weights_moved"] = max((abs(after.get(n, 0.0) - before.get(n, 0.0)) for n in names), default=0.0)
+        key = next((k[: -len("_before")] for k in result if k.endswith("_before")), "bleu")
+        entry["tuner_bleu_before"] = result.get(f"{key}_before")
+        entry["tuner_bleu_after"] = result.get(f"{key}_after")
+        entry["tune_seconds"] = summary["seconds_wall"]
+        entry["seconds"] = (entry.get("decode_seconds") or 0.0) + entry["tune_seconds"]
+        self.report("tuned", entry)
+
+    def _save(self, history: dict[int, dict[str, Any]], stopped: str | None) -> None:
+        self.workdir.write_json(
+            {
+                "version": STATE_VERSION,
+                "history": [history[k] for k in sorted(history)],
+                "stopped": stopped,
+                "finished": stopped is not None,
+            },
+            "state.json",
+        )
