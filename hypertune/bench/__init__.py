@@ -62,7 +62,13 @@ def train_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike
     return benchmark_train(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train")
+def online_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.tuners import benchmark_online
+
+    return benchmark_online(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train", "online")
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
@@ -70,6 +76,7 @@ SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "minrisk": minrisk_figures,
     "oracle": oracle_figures,
     "train": train_figures,
+    "online": online_figures,
 }
 
 

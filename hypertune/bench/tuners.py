@@ -4,7 +4,9 @@ tuned on the first 50 sentences with its default options from the usual moses.in
 ../shared`` prints it as Markdown.
 
 Also :func:`benchmark_train`: PRO (sampling + classifier) and one PL(5) objective + gradient on the
-1,000 x 100 corpus of ``make_bench.py nbest`` (the ``train`` suite of ``hypertune bench``).
+1,000 x 100 corpus of ``make_bench.py nbest`` (the ``train`` suite of ``hypertune bench``), and
+:func:`benchmark_online`: an epoch of every online optimizer there, and an online epoch on the 200 graphs of
+``make_bench.py hg`` beside an epoch of forest MIRA (the ``online`` suite).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -20,11 +23,12 @@ import numpy as np
 
 from hypertune.bench.core import Figure, make_bench_corpus, median_time
 from hypertune.bench.minrisk import MOSES_START
-from hypertune.formats import read_graphs, read_references
+from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, MinRisk, Mira, Trainer, TuningSet
 from hypertune.tuners.corpus import ModelBest
 from hypertune.tuners.losses import make_loss
+from hypertune.tuners.online import OnlineTrainer
 from hypertune.weights import Weights
 
 TUNERS: dict[str, Callable[[int], object]] = {
@@ -38,6 +42,19 @@ TUNERS: dict[str, Callable[[int], object]] = {
     "softmax": lambda seed: Trainer(loss="softmax", seed=seed),
     "MSE": lambda seed: Trainer(loss="mse", seed=seed),
     "minimum risk (xbleu)": lambda seed: MinRisk(objective="xbleu", seed=seed),
+    "perceptron": lambda seed: OnlineTrainer(loss="perceptron", seed=seed),
+    "PA (online MIRA: latent SVM, hope target)": lambda seed: OnlineTrainer(
+        loss="latent-svm", target="hope", optimizer="pa", seed=seed
+    ),
+    "AROW (latent SVM)": lambda seed: OnlineTrainer(loss="latent-svm", optimizer="arow", seed=seed),
+    "AdaGrad (latent SVM)": lambda seed: OnlineTrainer(loss="latent-svm", optimizer="adagrad", seed=seed),
+    "AdaGrad + L1 0.01 (latent SVM)": lambda seed: OnlineTrainer(
+        loss="latent-svm", optimizer="adagrad", l1=0.01, seed=seed
+    ),
+    "latent SVM (SGD)": lambda seed: OnlineTrainer(loss="latent-svm", seed=seed),
+    "ramp (SGD)": lambda seed: OnlineTrainer(loss="ramp", seed=seed),
+    "softmax-margin (SGD)": lambda seed: OnlineTrainer(loss="softmax-margin", seed=seed),
+    "cost-margin (SGD)": lambda seed: OnlineTrainer(loss="costmargin", seed=seed),
 }
 
 
@@ -104,5 +121,80 @@ def benchmark_train(shared_dir: str, workdir: str) -> list[Figure]:
     return figures
 
 
-if __name__ == "__main__":  # pragma: no cover - prints the table of docs/tuners.md
-    print(markdown(tuner_table(sys.argv[1] if len(sys.argv) > 1 else os.path.join("..", "shared"))))
+def _quiet_set(graph_paths: list[str], reference_paths: list[str]) -> TuningSet:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TuningSet.from_corpus(
+            read_graphs(graph_paths), read_references(reference_paths), BleuMetric(tokenize="none")
+        )
+
+
+def benchmark_online(shared_dir: str, workdir: str) -> list[Figure]:
+    """Targets (online tuners issue): an epoch of any online optimizer over 1,000 x 100 in 0.5 s; over the 200
+    graphs of ``make_bench.py hg``, an online epoch no slower than an epoch of forest MIRA. Epoch times include
+    the evaluation of the averaged weights, as MIRA's do."""
+    nbest = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
+    tuning_set = _quiet_set([str(nbest / "nbest.gz")], [str(nbest / "ref")])
+    start = Weights({name: 0.1 for name in tuning_set.feature_space.names})
+    figures = []
+    for name, options in (
+        ("perceptron", {"loss": "perceptron"}),
+        ("PA", {"loss": "latent-svm", "optimizer": "pa"}),
+        ("AROW", {"loss": "latent-svm", "optimizer": "arow"}),
+        ("SGD", {"loss": "latent-svm", "optimizer": "sgd"}),
+        ("AdaGrad + L1", {"loss": "latent-svm", "optimizer": "adagrad", "l1": 0.01}),
+    ):
+        result = OnlineTrainer(epochs=3, seed=1, **options).fit(tuning_set, start)
+        seconds = min(entry.seconds for entry in result.history)
+        figures.append(Figure(f"online epoch, {name}, 1,000 x 100", seconds, 0.5))
+    graphs = make_bench_corpus(shared_dir, workdir, "hg", 200)
+    forest_set = _quiet_set([str(graphs / "hg")], [str(graphs / "ref")])
+    start = read_weights([str(graphs / "dense"), str(graphs / "sparse")])
+    mira = Mira(epochs=2, seed=1).fit(forest_set, start)
+    mira_epoch = min(entry.seconds for entry in mira.history)
+    online = OnlineTrainer(loss="latent-svm", target="hope", optimizer="pa", epochs=2, seed=1).fit(forest_set, start)
+    online_epoch = min(entry.seconds for entry in online.history)
+    label = "online epoch (latent SVM, PA), 200 graphs"
+    figures.append(Figure(label, online_epoch, mira_epoch, f"forest MIRA epoch {mira_epoch:.2f} s"))
+    return figures
+
+
+def sparse_table(shared_dir: str, workdir: str, l1s: tuple[float, ...] = (0.0, 0.001, 0.01)) -> str:
+    """The sparse-feature figures of docs/tuners.md: on the 200 graphs of ``make_bench.py hg`` (jittered copies
+    of the Moses dense and sparse hypergraphs of ../shared, which come without a reference), batch MIRA (its
+    defaults) against AdaGrad on the latent SVM loss with L1 weights ``l1s`` (15 epochs): tuning BLEU and the
+    share of sparse features (those not in the dense weights file) whose weight ends nonzero."""
+    graphs = make_bench_corpus(shared_dir, workdir, "hg", 200)
+    corpora = {
+        "make_bench.py hg 200": (
+            _quiet_set([str(graphs / "hg")], [str(graphs / "ref")]),
+            [str(graphs / "dense"), str(graphs / "sparse")],
+        ),
+    }
+    lines = ["| corpus | tuner | tuning BLEU | sparse features nonzero | seconds |", "|---|---|---|---|---|"]
+    for corpus, (tuning_set, weight_files) in corpora.items():
+        start = read_weights(weight_files)
+        dense = set(read_weights(weight_files[:1]))
+        sparse = [name for name in tuning_set.feature_space.names if name not in dense]
+        tuners: dict[str, object] = {"batch MIRA": Mira(seed=1)}
+        for l1 in l1s:
+            tuners[f"AdaGrad, latent SVM, L1 {l1:g}"] = OnlineTrainer(
+                loss="latent-svm", optimizer="adagrad", l1=l1, seed=1
+            )
+        for name, tuner in tuners.items():
+            began = time.perf_counter()
+            result = tuner.fit(tuning_set, Weights(start))  # type: ignore[attr-defined]
+            seconds = time.perf_counter() - began
+            kept = sum(1 for f in sparse if result.weights.get(f, 0.0) != 0.0)
+            lines.append(f"| {corpus} | {name} | {100 * result.bleu_after:.2f} | {kept} of {len(sparse)} "
+                         f"({100 * kept / max(len(sparse), 1):.0f}%) | {seconds:.1f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - prints the tables of docs/tuners.md
+    arguments = [a for a in sys.argv[1:] if a != "sparse"]
+    shared = arguments[0] if arguments else os.path.join("..", "shared")
+    if "sparse" in sys.argv[1:]:
+        print(sparse_table(shared, os.path.join(tempfile.gettempdir(), "hypertune-bench")))
+    else:
+        print(markdown(tuner_table(shared)))

@@ -116,6 +116,14 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
         "--target", choices=("oracle", "hope"), default="oracle", help="perceptron/latent-svm: what to move towards"
     )
     group.add_argument("--no-average", action="store_true", help="keep the last weights, not their average")
+    group.add_argument(
+        "--prune-density",
+        "--hg-prune",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="lattices/forests: keep N edges per reference word, as mira (0: no pruning; default 50)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             target=args.target,
             average=not args.no_average,
             kbest=args.kbest,
+            prune_density=args.prune_density or None,
             top_k=args.top_k,
             sample=args.sample,
             acceptance=args.acceptance,

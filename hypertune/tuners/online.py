@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from hypertune.errors import UsageError
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.corpus import ModelBest, TuningSet, prune_tuning_set
 from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
 from hypertune.tuners.losses import LOSSES, Candidates, Loss, make_loss
 from hypertune.tuners.mert import normalize_l1
@@ -92,16 +92,21 @@ class ListSpace:
         lo, hi = self.indptr[row], self.indptr[row + 1]
         return Derivation(self.indices[lo:hi], self.data[lo:hi], float(self.candidates.gains[row]))
 
-    def pick(self, sentence: int, w: np.ndarray, bleu_weight: float) -> Derivation:
-        """``argmax w·h + bleu_weight·B`` (first on ties, as :func:`~hypertune.tuners.hope_fear.select_hope_fear`);
-        with :data:`ORACLE`, the best gain, ties to the higher model score."""
+    def pick(self, sentence: int, w: np.ndarray, *bleu_weights: float) -> list[Derivation]:
+        """For each ``a`` of ``bleu_weights``, ``argmax w·h + a·B`` (first on ties, as
+        :func:`~hypertune.tuners.hope_fear.select_hope_fear`); for :data:`ORACLE`, the best gain, ties to the
+        higher model score."""
         lo = self.candidates.offsets[sentence]
         scores = self.blocks[sentence] @ w
         gains = self.candidates.gains[lo : lo + scores.size]
-        if bleu_weight == ORACLE:
-            best = np.flatnonzero(gains == gains.max())
-            return self.derivation(lo + int(best[np.argmax(scores[best])]))
-        return self.derivation(lo + int(np.argmax(scores + bleu_weight * gains)))
+        picked = []
+        for a in bleu_weights:
+            if a == ORACLE:
+                best = np.flatnonzero(gains == gains.max())
+                picked.append(self.derivation(lo + int(best[np.argmax(scores[best])])))
+            else:
+                picked.append(self.derivation(lo + int(np.argmax(scores + a * gains))))
+        return picked
 
     def rows(self, sentence: int) -> tuple[sp.csr_matrix, np.ndarray]:
         lo = self.candidates.offsets[sentence]
@@ -121,16 +126,22 @@ class GraphSpace:
     def sentences(self) -> int:
         return len(self.decoder.tuning_set)
 
-    def pick(self, sentence: int, w: np.ndarray, bleu_weight: float) -> Derivation:
+    def pick(self, sentence: int, w: np.ndarray, *bleu_weights: float) -> list[Derivation]:
+        """As :meth:`ListSpace.pick`, by the hope/fear search; the oracle is the search under the gain alone."""
         decoder = self.decoder
         scores = decoder.edge_scores(sentence, w)
-        if bleu_weight == ORACLE:
-            edges = decoder.best_edges(sentence, scores, self.gain, 0.0, 1.0)
-        else:
-            edges = decoder.best_edges(sentence, scores, self.gain, 1.0, bleu_weight)
-        stats = decoder.stats_of(sentence, [decoder.words(sentence, edges)])[0]
-        hypothesis = decoder.hypothesis(sentence, edges, w, self.gain, stats)
-        return Derivation(hypothesis.feature_indices, hypothesis.feature_values, hypothesis.gain)
+        found = [
+            decoder.best_edges(sentence, scores, self.gain, 0.0, 1.0)
+            if a == ORACLE
+            else decoder.best_edges(sentence, scores, self.gain, 1.0, a)
+            for a in bleu_weights
+        ]
+        stats = decoder.stats_of(sentence, [decoder.words(sentence, edges) for edges in found])
+        picked = []
+        for edges, row in zip(found, stats, strict=True):
+            hypothesis = decoder.hypothesis(sentence, edges, w, self.gain, row)
+            picked.append(Derivation(hypothesis.feature_indices, hypothesis.feature_values, hypothesis.gain))
+        return picked
 
 
 # ---------------------------------------------------------------------- losses
@@ -195,8 +206,7 @@ class PerceptronLoss(StructuredLoss):
         self.target = _check_target(target)
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        target = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale)
-        best = space.pick(sentence, w, 0.0)
+        target, best = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale, 0.0)
         if not best.gain < target.gain:
             return NO_STEP
         margin = best.score(w) - target.score(w)
@@ -219,8 +229,7 @@ class LatentSvmLoss(StructuredLoss):
         self.target = _check_target(target)
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        oracle = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale)
-        fear = space.pick(sentence, w, -self.cost_scale)
+        oracle, fear = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale, -self.cost_scale)
         if not oracle.gain > fear.gain:
             return NO_STEP
         loss = self.cost_scale * (oracle.gain - fear.gain) - (oracle.score(w) - fear.score(w))
@@ -240,8 +249,7 @@ class RampLoss(StructuredLoss):
         super().__init__(cost_scale)
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        hope = space.pick(sentence, w, self.cost_scale)
-        fear = space.pick(sentence, w, -self.cost_scale)
+        hope, fear = space.pick(sentence, w, self.cost_scale, -self.cost_scale)
         a = self.cost_scale
         loss = (fear.score(w) + a * (1.0 - fear.gain)) - (hope.score(w) - a * (1.0 - hope.gain))
         return _pair_step(hope, fear, loss)
@@ -283,8 +291,7 @@ class CostMarginLoss(StructuredLoss):
         self.relevant: list[dict[bytes, Derivation]] = [{} for _ in range(space.sentences)]
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        oracle = space.pick(sentence, w, ORACLE)
-        best = space.pick(sentence, w, 0.0)
+        oracle, best = space.pick(sentence, w, ORACLE, 0.0)
         relevant = self.relevant[sentence]
         relevant.setdefault(best.key(), best)
         target = oracle.score(w)
@@ -480,7 +487,9 @@ class OnlineTrainer:
     passes in a seeded order (``shuffle=False``: corpus order), ``minibatch`` sentences per update
     (perceptron, sgd and adagrad), weights averaged over every update (``average``) and the best epoch's kept.
     ``learning_rate``, ``l2``: ``None`` for the loss's defaults (docs/tuners.md). ``kbest``: derivations per
-    lattice/forest for the losses that need lists. ``normalize``: ``l1`` as MERT, or ``none``."""
+    lattice/forest for the losses that need lists. ``prune_density``: lattices and forests are searched pruned to
+    this many edges per reference word (max-marginal rank under the initial weights), as batch MIRA's
+    (``None``: unpruned). ``normalize``: ``l1`` as MERT, or ``none``."""
 
     def __init__(
         self,
@@ -500,6 +509,7 @@ class OnlineTrainer:
         average: bool = True,
         shuffle: bool = True,
         kbest: int = 100,
+        prune_density: float | None = 50.0,
         top_k: int = 5,
         sample: int | None = 30,
         acceptance: str = "threshold",
@@ -544,6 +554,7 @@ class OnlineTrainer:
             shuffle,
         )
         self.kbest, self.top_k, self.sample, self.acceptance, self.smooth = kbest, top_k, sample, acceptance, smooth
+        self.prune_density = prune_density
         self.normalize, self.seed, self.progress = normalize, seed, progress
 
     # ------------------------------------------------------------------ pieces
@@ -558,6 +569,9 @@ class OnlineTrainer:
             return ListSpace(kbest_candidates(tuning_set, start, self.kbest, self.smooth, loss.name))
         metric = tuning_set.metric
         order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
+        if self.prune_density:  # the search space batch MIRA searches (kbmira's --hg-prune)
+            start_weights = Weights.from_vector(tuning_set.feature_space, start)
+            tuning_set = prune_tuning_set(tuning_set, start_weights, self.prune_density)
         return GraphSpace(tuning_set, order)
 
     def _optimizer(self, loss: StructuredLoss, sentences: int) -> OnlineOptimizer:
