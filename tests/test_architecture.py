@@ -18,6 +18,7 @@ LAYERS = [
     ("metrics", ["hypertune.metrics"]),
     ("formats", ["hypertune.formats"]),
     ("tuners", ["hypertune.tuners"]),
+    ("loop", ["hypertune.loop"]),
     ("cli", ["hypertune.cli", "hypertune.__main__"]),
     ("bench", ["hypertune.bench"]),
 ]  # fmt: skip
