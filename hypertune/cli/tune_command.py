@@ -15,6 +15,7 @@ import importlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -192,9 +193,10 @@ class CommandStep:
         return first_best_score(tuning_set, read_weights(weights))
 
     def _pass_on(self, caught: list[warnings.WarningMessage]) -> None:
-        """Show each warning once per run, not once per iteration."""
+        """Show each warning once per run, not once per iteration (the same warning about another iteration's
+        files, or with other counts, is the same warning)."""
         for warning in caught:
-            text = str(warning.message)
+            text = re.sub(r"\S*iteration-\d+\S*|\d+", "#", str(warning.message))
             if text not in self._warned:
                 self._warned.add(text)
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

@@ -1,0 +1,413 @@
+"""``hypertune tune``: the tuning loop end to end, with real decoders as subprocesses.
+
+The decoder of most tests is a small rescoring decoder written here (it ranks a fixed pool of hypotheses
+by the weights it is given and writes the k best as a Moses n-best list), so that a loop takes a second;
+one test runs ``hypertune decode`` on generated forests as the decoder. Expected values come from outside
+the code under test: BLEU from sacrebleu, weights from the files the runs write, the moses.ini text by
+hand, the decoder's ranking by the decoder script's own arithmetic.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from hypertune.cli import main
+from hypertune.formats.weights import add_weights, parse_weights, rewrite_weights
+from hypertune.loop import DecoderConfig, iteration_seed, spread
+
+DECODER = r"""
+import os, sys, time
+pool, weights_path, out, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+weights = {}
+section = None
+for raw in open(weights_path):
+    line = raw.split("#")[0].strip()
+    if not line:
+        continue
+    if line.startswith("["):
+        section = line[1:-1]
+        continue
+    fields = line.split()
+    if section is None or section == "weight":
+        if fields[0].endswith("="):  # Name= v1 v2 ...: components Name_0 ... (one: Name)
+            name, values = fields[0][:-1], [float(v) for v in fields[1:]]
+            for i, v in enumerate(values):
+                weights[name if len(values) == 1 else f"{name}_{i}"] = v
+        else:
+            weights[fields[0]] = float(fields[1])
+    elif section.startswith("weight-"):
+        weights[section[len("weight-"):]] = float(fields[0])
+lists = {}
+for line in open(pool):
+    sid, words, feats, _ = line.split(" ||| ")
+    values, label, position = {}, None, 0
+    for token in feats.split():
+        if token.endswith("="):
+            label, position = token[:-1], 0
+            continue
+        values[(label, position)] = float(token)
+        position += 1
+    named = {}
+    for (label, position), value in values.items():
+        many = sum(1 for (l, _) in values if l == label) > 1
+        named[f"{label}_{position}" if many else label] = value
+    score = sum(weights.get(name, 0.0) * value for name, value in named.items())
+    lists.setdefault(int(sid), []).append((-score, len(lists.get(int(sid), [])), words, feats, score))
+lines = []
+for sid in sorted(lists):
+    for _, _, words, feats, score in sorted(lists[sid])[:k]:
+        lines.append(f"{sid} ||| {words} ||| {feats} ||| {score!r}\n")
+with open(out, "w") as handle:
+    handle.writelines(lines[: len(lines) // 2])
+    handle.flush()
+    time.sleep(float(os.environ.get("DECODER_PAUSE", "0")))
+    handle.writelines(lines[len(lines) // 2 :])
+print(f"decoded {len(lists)} sentences", file=sys.stderr)
+"""
+
+FEATURES = ["LM0", "TM0_0", "TM0_1", "WordPenalty0", "d"]
+
+
+def _group(name: str) -> str:
+    return name.split("_")[0] if name.startswith("TM0") else name
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> dict[str, Path]:
+    """A pool of 25 sentences x 40 hypotheses over 5 features, references drawn from hidden weights."""
+    rng = random.Random(11)
+    vocabulary = [f"w{i}" for i in range(60)]
+    hidden = {"LM0": 1.0, "TM0_0": -0.6, "TM0_1": 0.4, "WordPenalty0": -0.3, "d": 0.8}
+    pool, refs = [], []
+    for sid in range(25):
+        hypotheses = []
+        for _ in range(40):
+            words = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(4, 9)))
+            values = {name: round(rng.gauss(0, 1), 4) for name in FEATURES}
+            hypotheses.append((words, values))
+        best = max(hypotheses, key=lambda h: sum(hidden[n] * v for n, v in h[1].items()))
+        refs.append(best[0])
+        for words, values in hypotheses:
+            feats = f"LM0= {values['LM0']} TM0= {values['TM0_0']} {values['TM0_1']} WordPenalty0= "
+            feats += f"{values['WordPenalty0']} d= {values['d']}"
+            pool.append(f"{sid} ||| {words} ||| {feats} ||| 0\n")
+    (tmp_path / "pool").write_text("".join(pool))
+    (tmp_path / "ref").write_text("\n".join(refs) + "\n")
+    (tmp_path / "decoder.py").write_text(DECODER)
+    (tmp_path / "init").write_text("LM0 1\nTM0_0 0\nTM0_1 0\nWordPenalty0 0\nd 0\n")
+    return {"dir": tmp_path, "pool": tmp_path / "pool", "ref": tmp_path / "ref", "init": tmp_path / "init"}
+
+
+def decoder_command(corpus: dict[str, Path], extra: str = "") -> str:
+    return f"{sys.executable} {corpus['dir'] / 'decoder.py'} {corpus['pool']} {{weights}} {{kbest}} {{k}}{extra}"
+
+
+def tune_args(corpus: dict[str, Path], workdir: Path, *more: str, decoder: str | None = None) -> list[str]:
+    return ["tune", "--decoder", decoder or decoder_command(corpus), "--refs", str(corpus["ref"]), "--init",
+            str(corpus["init"]), "--kbest", "5", "--iterations", "4", "--workdir", str(workdir), "--seed", "3",
+            "--tuner", "mert", "--restarts", "2", *more]  # fmt: skip
+
+
+def run_tune(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict, str]:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else {}), err
+
+
+def first_lines_bleu(nbest: Path, ref: Path) -> float:
+    """sacrebleu's corpus BLEU (0-1) of each sentence's first hypothesis in a Moses n-best list."""
+    first: dict[int, str] = {}
+    for line in nbest.read_text().splitlines():
+        sid, words = line.split(" ||| ")[:2]
+        first.setdefault(int(sid), words.strip())
+    refs = ref.read_text().splitlines()
+    hyps = [first[i] for i in sorted(first)]
+    return sacrebleu.corpus_bleu(hyps, [[refs[i] for i in sorted(first)]], tokenize="none").score / 100
+
+
+def test_loop_history_bleu_and_files(corpus, tmp_path, capsys):
+    workdir = tmp_path / "wd"
+    code, result, err = run_tune(tune_args(corpus, workdir, "--out", str(tmp_path / "final")), capsys)
+    assert code == 0, err
+    history = result["history"]
+    assert [h["iteration"] for h in history] == list(range(1, len(history) + 1))
+    for entry in history:  # each iteration's BLEU is sacrebleu's on the decoder's own 1-best
+        nbest = workdir / f"iteration-{entry['iteration']:03d}" / "output" / "kbest"
+        assert entry["bleu"] == pytest.approx(first_lines_bleu(nbest, corpus["ref"]), abs=1e-9)
+        assert entry["seconds"] >= 0 and entry["candidates_added"] >= 0
+    assert history[0]["candidates_added"] == 25 * 5
+    assert result["bleu_before"] == history[0]["bleu"] and result["bleu_after"] == history[-1]["bleu"]
+    assert result["bleu_after"] > result["bleu_before"] + 0.1
+    final = parse_weights((tmp_path / "final").read_text(), "final")
+    assert final == result["weights"]
+    last = history[-1]["iteration"]  # the final weights are the ones the last decoding used
+    assert (workdir / f"iteration-{last:03d}" / "weights").read_text() == (tmp_path / "final").read_text()
+    state = json.loads((workdir / "state.json").read_text())
+    assert state["finished"] and state["history"] == history
+    tuned = json.loads((workdir / "iteration-001" / "tuner.json").read_text())
+    assert tuned["seed"] == iteration_seed(3, 1) and "bleu_after" in tuned["result"]
+    assert (workdir / "iteration-001" / "decoder.log").read_text() == "decoded 25 sentences\n"
+
+
+def test_iteration_seeds_depend_on_seed_and_iteration_only():
+    seeds = {iteration_seed(s, i) for s in range(5) for i in range(1, 6)}
+    assert len(seeds) == 25 and iteration_seed(2, 3) == iteration_seed(2, 3)
+
+
+def test_no_new_candidates_stops(corpus, tmp_path, capsys):
+    # a decoder that returns the whole pool every time: the second decoding adds nothing
+    code, result, err = run_tune(tune_args(corpus, tmp_path / "wd", "--kbest", "40"), capsys)
+    assert code == 0, err
+    assert result["stopped"] == "no new candidates"
+    assert [h["candidates_added"] for h in result["history"]] == [1000, 0]
+
+
+def _kill_when(argv: list[str], workdir: Path, moment: str | float) -> None:
+    """Start ``hypertune tune`` and kill -9 it when ``moment`` (a path under the work directory) appears, or
+    ``moment`` seconds after it starts."""
+    env = {**os.environ, "DECODER_PAUSE": "0.3"}
+    process = subprocess.Popen([sys.executable, "-m", "hypertune", *argv], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    started = time.monotonic()
+    while process.poll() is None:
+        if isinstance(moment, float) and time.monotonic() - started >= moment:
+            break
+        if isinstance(moment, str) and (workdir / moment).exists():
+            break
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+@pytest.mark.slow
+def test_kill_then_resume_ends_with_identical_weights(corpus, tmp_path, capsys):
+    reference = tmp_path / "reference"
+    code, expected, err = run_tune(tune_args(corpus, reference), capsys)
+    assert code == 0, err
+    expected_weights = (reference / f"iteration-{expected['history'][-1]['iteration']:03d}" / "weights").read_bytes()
+    # moments: inside a decoding (half its output written), right after one, inside and after a tuning,
+    # and at seeded random times
+    moments: list[str | float] = ["iteration-001/.output.partial/kbest", "iteration-002/output",
+                                  "iteration-002/tuner.json", "iteration-003/weights", "state.json"]  # fmt: skip
+    rng = random.Random(5)
+    moments += [round(rng.uniform(1.0, 4.0), 2) for _ in range(3)]
+    for n, moment in enumerate(moments):
+        workdir = tmp_path / f"killed-{n}"
+        _kill_when(tune_args(corpus, workdir), workdir, moment)
+        assert not fcntl_locked(workdir / "lock")  # the killed run's lock went with it
+        argv = (
+            tune_args(corpus, workdir, "--resume") if (workdir / "config.json").exists() else tune_args(corpus, workdir)
+        )
+        code, result, err = run_tune(argv, capsys)
+        assert code == 0, (moment, err)
+        last = result["history"][-1]["iteration"]
+        assert (workdir / f"iteration-{last:03d}" / "weights").read_bytes() == expected_weights, moment
+        assert [h["bleu"] for h in result["history"]] == [h["bleu"] for h in expected["history"]], moment
+        assert not list(workdir.rglob("*.partial")) and not list(workdir.rglob(".hypertune-*")), moment
+
+
+def fcntl_locked(path: Path) -> bool:
+    if not path.exists():
+        return False
+    with open(path) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def test_a_directory_in_use_or_of_another_run_is_refused(corpus, tmp_path, capsys):
+    workdir = tmp_path / "wd"
+    workdir.mkdir()
+    with open(workdir / "lock", "w") as handle:  # another run holds the lock
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.write("4242\n")
+        handle.flush()
+        code, _, err = run_tune(tune_args(corpus, workdir), capsys)
+    assert code == 2 and "in use by another 'hypertune tune' (process 4242)" in err and len(err.splitlines()) == 1
+    code, _, err = run_tune(tune_args(corpus, workdir, "--iterations", "1"), capsys)
+    assert code == 0, err
+    code, _, err = run_tune(tune_args(corpus, workdir), capsys)
+    assert code == 2 and "add --resume" in err
+    code, _, err = run_tune(tune_args(corpus, workdir, "--resume", "--seed", "4"), capsys)
+    assert code == 2 and "another configuration (it differs in: seed)" in err
+    code, _, err = run_tune(tune_args(corpus, workdir, "--resume", "--kbest", "6"), capsys)
+    assert code == 2 and "differs in: kbest" in err
+
+
+def test_resume_with_more_iterations_goes_on(corpus, tmp_path, capsys):
+    full = tmp_path / "full"
+    code, expected, err = run_tune(tune_args(corpus, full, "--iterations", "3"), capsys)
+    assert code == 0, err
+    short = tmp_path / "short"
+    code, first, err = run_tune(tune_args(corpus, short, "--iterations", "1"), capsys)
+    assert code == 0 and len(first["history"]) == 2 and first["stopped"] == "1 iterations"
+    code, result, err = run_tune(tune_args(corpus, short, "--iterations", "3", "--resume"), capsys)
+    assert code == 0, err
+    assert result["weights"] == expected["weights"] and result["resumed"]
+
+
+def test_failing_decoder_stops_and_keeps_finished_iterations(corpus, tmp_path, capsys):
+    flag = tmp_path / "broken"
+    failing = (
+        decoder_command(corpus)
+        + f" && if [ {{iteration}} -ge 2 ] && [ -e {flag} ]; then echo 'no model' >&2; exit 3; fi"
+    )
+    workdir = tmp_path / "wd"
+    flag.write_text("")
+    code, _, err = run_tune(tune_args(corpus, workdir, decoder=failing), capsys)
+    assert code == 1
+    message = err.strip().splitlines()[-1]
+    assert "iteration-002/decoder.log: the decoder failed with exit status 3 in iteration 2" in message
+    assert message.endswith("its last lines: decoded 25 sentences | no model")
+    assert (workdir / "iteration-001" / "tuner.json").exists()  # iteration 1 is kept
+    assert not (workdir / "iteration-002" / "output").exists()
+    flag.unlink()  # the problem fixed, the run goes on from iteration 2
+    code, result, err = run_tune(tune_args(corpus, workdir, "--resume", decoder=failing), capsys)
+    assert code == 0, err
+    code, expected, err = run_tune(tune_args(corpus, tmp_path / "clean", decoder=failing), capsys)
+    assert result["weights"] == expected["weights"]
+
+
+def test_decoder_that_writes_nothing(corpus, tmp_path, capsys):
+    code, _, err = run_tune(tune_args(corpus, tmp_path / "wd", decoder="true {weights} {kbest}"), capsys)
+    assert code == 1 and "exited normally in iteration 1 but wrote nothing to {kbest}" in err
+
+
+def test_template_must_name_the_output_and_weights(corpus, tmp_path, capsys):
+    code, _, err = run_tune(tune_args(corpus, tmp_path / "wd", decoder="cat {weights} > /dev/null"), capsys)
+    assert code == 2 and "put {kbest} in it" in err
+    code, _, err = run_tune(tune_args(corpus, tmp_path / "wd", decoder="echo > {kbest}"), capsys)
+    assert code == 2 and "put {weights} in it" in err
+
+
+def test_tuner_options_owned_by_the_loop_are_refused(corpus, tmp_path, capsys):
+    code, _, err = run_tune([*tune_args(corpus, tmp_path / "wd"), "--", "--seed", "5"], capsys)
+    assert code == 2 and "--seed of the tuner is set by the loop" in err
+
+
+# ------------------------------------------------------------------------------------------ moses.ini
+
+MOSES_INI = """# a moses.ini of both weight syntaxes
+[feature]
+KENLM name=LM0 factor=0 path=lm.bin order=5
+
+[weight]
+LM0= 0.5   # language model
+TM0= 0.2 0.3
+WordPenalty0= -1
+
+[weight-d]
+0.3
+"""
+
+
+def test_moses_ini_round_trip_both_syntaxes():
+    new = {"LM0": 0.125, "TM0_0": -0.25, "TM0_1": 2.0, "WordPenalty0": 1e-07, "d": 0.0625, "sparse_a~b": 0.5}
+    text, rest = rewrite_weights(MOSES_INI, new, "moses.ini")
+    assert rest == {"sparse_a~b": 0.5}
+    assert text == MOSES_INI.replace("LM0= 0.5 ", "LM0= 0.125 ").replace("TM0= 0.2 0.3", "TM0= -0.25 2").replace(
+        "WordPenalty0= -1", "WordPenalty0= 1e-07"
+    ).replace("\n0.3\n", "\n0.0625\n")
+    assert parse_weights(text, "new.ini") == {k: v for k, v in new.items() if k != "sparse_a~b"}
+    assert add_weights(text, rest, "new.ini").endswith("WordPenalty0= 1e-07\nsparse_a~b= 0.5\n\n[weight-d]\n0.0625\n")
+    with_file = add_weights(text, {}, "new.ini", weight_file="/w/sparse")
+    assert with_file.endswith("[weight-d]\n0.0625\n\n[weight-file]\n/w/sparse\n")
+    # components numbered across lines, as the reader numbers them
+    old = "[weight-d]\n0.1\n0.2 # b\n[weight-t]\n1\n"
+    text, _ = rewrite_weights(old, {"d_0": 5.0, "d_1": 6.0, "tm": 7.0}, "old.ini")
+    assert text == "[weight-d]\n5\n6 # b\n[weight-t]\n7\n"
+
+
+def test_decoder_config_writes_sparse_weights_beside_moses_ini(tmp_path):
+    (tmp_path / "moses.ini").write_text(MOSES_INI)
+    config = DecoderConfig.from_file(str(tmp_path / "moses.ini"))
+    folder = tmp_path / "it"
+    folder.mkdir()
+    path = config.write({"LM0": 1.0, "x~y": 0.5}, str(folder))
+    assert path == str(folder / "moses.ini")
+    sparse = folder / "moses.ini.sparse"
+    assert sparse.read_text() == "x~y 0.5\n"
+    assert Path(path).read_text().endswith(f"[weight-file]\n{sparse}\n")
+    assert "LM0= 1   # language model" in Path(path).read_text()
+
+
+def test_loop_with_a_moses_ini(corpus, tmp_path, capsys):
+    ini = tmp_path / "moses.ini"
+    ini.write_text(MOSES_INI.replace("TM0= 0.2 0.3", "TM0= 0 0").replace("WordPenalty0= -1", "WordPenalty0= 0")
+                   .replace("\n0.3\n", "\n0\n").replace("LM0= 0.5", "LM0= 1"))  # fmt: skip
+    argv = tune_args(corpus, tmp_path / "wd", "--decoder-config", str(ini))
+    argv.remove("--init")
+    argv.remove(str(corpus["init"]))
+    code, result, err = run_tune(argv, capsys)
+    assert code == 0, err
+    written = (tmp_path / "wd" / "iteration-002" / "moses.ini").read_text()
+    tuned = parse_weights((tmp_path / "wd" / "iteration-001" / "tuned.weights").read_text(), "tuned")
+    assert parse_weights(written, "ini") == {k: tuned[k] for k in ["LM0", "TM0_0", "TM0_1", "WordPenalty0", "d"]}
+    assert written.startswith("# a moses.ini of both weight syntaxes\n[feature]\nKENLM name=LM0")
+    assert result["bleu_after"] > result["bleu_before"]
+
+
+# ------------------------------------------------------------------------------------------ runs
+
+
+def test_spread_is_mean_sample_sd_min_max():
+    assert spread([0.2, 0.4, 0.3]) == pytest.approx({"mean": 0.3, "sd": 0.1, "min": 0.2, "max": 0.4, "runs": 3})
+    assert spread([0.5])["sd"] == 0.0
+
+
+@pytest.mark.slow
+def test_runs_report_the_spread(corpus, tmp_path, capsys):
+    argv = tune_args(corpus, tmp_path / "runs", "--runs", "2", "--iterations", "2", "--out", str(tmp_path / "avg"),
+                     "--average-weights")  # fmt: skip
+    code, result, err = run_tune(argv, capsys)
+    assert code == 0, err
+    dev = [run["bleu_after"] for run in result["runs"]]
+    assert [run["seed"] for run in result["runs"]] == [3, 4]
+    assert result["dev_bleu"] == pytest.approx(spread(dev))
+    averaged = parse_weights((tmp_path / "avg").read_text(), "avg")
+    for name in FEATURES:
+        assert averaged[name] == pytest.approx(sum(run["weights"][name] for run in result["runs"]) / 2)
+    single = tmp_path / "single"  # a run of the set is the single run with its seed
+    code, one, err = run_tune(tune_args(corpus, single, "--iterations", "2", "--seed", "4"), capsys)
+    assert one["weights"] == result["runs"][1]["weights"]
+
+
+# ------------------------------------------------------------------------------------------ hypertune decode
+
+
+@pytest.mark.slow
+def test_hypertune_decode_as_the_decoder(tmp_path, capsys):
+    """Generated forests rescored by ``hypertune decode``; references are the forests' best yields under
+    hidden weights, so tuning from other weights must raise BLEU."""
+    graphs, ref = tmp_path / "g.json", tmp_path / "ref"
+    assert (
+        main(["generate", str(graphs), "--graphs", "12", "--edges", "400", "--features", "6", "--seed", "5", "-q"]) == 0
+    )
+    (tmp_path / "hidden").write_text("F0 0.3\nF1 -1\nF2 0.5\nF3 0.2\nF4 -0.4\nF5 1\n")
+    assert main(["decode", str(graphs), "-w", str(tmp_path / "hidden"), "--out", str(ref), "--out-format", "text"]) == 0
+    (tmp_path / "init").write_text("F0 1\nF1 0\nF2 0\nF3 0\nF4 0\nF5 0\n")
+    capsys.readouterr()
+    decoder = f"{sys.executable} -m hypertune decode {graphs} --weights {{weights}} --kbest {{k}} --out {{kbest}} -q"
+    for tuner in ("mert", "mira"):
+        argv = ["tune", "--decoder", decoder, "--refs", str(ref), "--init", str(tmp_path / "init"), "--kbest", "20",
+                "--iterations", "2", "--workdir", str(tmp_path / tuner), "--tuner", tuner]  # fmt: skip
+        code, result, err = run_tune(argv, capsys)
+        assert code == 0, err
+        bleu = [h["bleu"] for h in result["history"]]
+        assert bleu[-1] > bleu[0] + 0.1, (tuner, bleu)
+        nbest = tmp_path / tuner / "iteration-001" / "output" / "kbest"
+        assert bleu[0] == pytest.approx(first_lines_bleu(nbest, ref), abs=1e-9)
