@@ -166,9 +166,13 @@ def test_cli_json_and_out(tmp_path, capsys):
 
 
 def test_exact_refuses_graphs_above_the_limit(shared, capsys):
+    """A metric the branch and bound has no bound for (BLEU with sacrebleu's exp smoothing) is enumerated, up
+    to --max-strings (the branch and bound's own limit: tests/test_oracle_exact.py)."""
     forest = shared / "cdec" / "forests" / "training_dpmert_test_data_1.json.gz"
     refs = shared / "cdec" / "forests" / "lo_test.ref.0"
-    code = main(["oracle", str(forest), "--refs", str(refs), "--method", "exact", "--max-strings", "1000"])
+    code = main(
+        ["oracle", str(forest), "--refs", str(refs), "--method", "exact", "--smooth", "exp", "--max-strings", "1000"]
+    )
     assert code == 2
     assert "more than 1000 distinct strings" in capsys.readouterr().err
 

@@ -11,12 +11,14 @@ EXAMPLE = """examples:
   hypertune oracle nbest.gz --refs ref.0 ref.1 --method kbest
   hypertune oracle forests/ --refs ref. --method partial --weights w --out oracles.txt
   hypertune oracle forests/ --refs ref. --method corpus --json
-  hypertune oracle lattices.plf --refs ref --method exact --max-strings 500000
+  hypertune oracle forests/ --refs ref. --method exact --weights w --max-expansions 5000000
 
 Methods (see docs/oracle.md): kbest (k-best lists, exact, any sentence metric), linear (Viterbi under linear
 BLEU over the n-gram-split graph, exact for that gain), partial (BLEU+1 of each node's best partial
-derivation, approximate), exact (every distinct string, up to --max-strings), corpus (greedy corpus-BLEU
-oracle from the sentence oracles of --start-method). The sentence metric is BLEU+1 unless --metric says
+derivation, approximate), exact (the true sentence oracle: graphs of at most 1,000 derivations enumerated,
+larger ones by branch and bound over the n-gram-split graph, up to --max-expansions; metrics other than
+BLEU+1/add-k BLEU by enumeration up to --max-strings), corpus (greedy corpus-BLEU oracle from the sentence
+oracles of --start-method). The sentence metric is BLEU+1 unless --metric says
 otherwise; the corpus line is corpus BLEU of the oracle translations.
 """
 
@@ -25,6 +27,7 @@ def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
     from hypertune.cli.plots import add_plot_option
     from hypertune.cli.tuning import add_input_options, add_metric_options
+    from hypertune.tuners.exact_oracle import MAX_EXPANSIONS
     from hypertune.tuners.oracle import METHODS, VARIANTS
 
     parser = subparsers.add_parser(
@@ -53,8 +56,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--linear-r", type=float, metavar="R", help="linear: precision ratio r")
     parser.add_argument("--beam", "-k", type=int, default=1, metavar="K", help="partial: states per node (default 1)")
     parser.add_argument(
-        "--max-strings", type=int, default=100_000, metavar="N", help="exact: most distinct strings per graph"
-    )
+        "--max-strings", type=int, default=100_000, metavar="N", help="exact: most distinct strings enumerated per "
+        "graph (default 100000)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-expansions", type=int, default=MAX_EXPANSIONS, metavar="N", help="exact: most partial derivations "
+        f"the branch and bound expands per graph (default {MAX_EXPANSIONS})"
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="corpus --variant sentence-order: the order's seed")
     parser.add_argument("--out", "-o", metavar="FILE", help="write the oracle translations, one per line")
     parser.add_argument(
@@ -87,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         linear_r=args.linear_r,
         beam=args.beam,
         max_strings=args.max_strings,
+        max_expansions=args.max_expansions,
         seed=args.seed,
     )
     result = search.run(tuning_set, weights)

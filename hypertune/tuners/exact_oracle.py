@@ -50,6 +50,7 @@ expanded); beyond it :func:`branch_and_bound` reports that it did not finish.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -172,30 +173,57 @@ def branch_and_bound(
         start_len, start_model = int(incumbent[1]), float(incumbent[2])
         if start_len > longest:  # pragma: no cover - the incumbent is a derivation of this graph
             raise ValueError("the incumbent is longer than any derivation")
-    status, expansions, states, parent, edge, found, root = _search(
+    type_counts = _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, type_limit.size)
+    tables = _Tables(
         node_offsets,
         tail_offsets,
         tails,
         words,
+        np.asarray(edge_scores, dtype=np.float64),
         gram_offsets,
         gram_type,
         type_order,
         type_limit,
         budget,
         np.rint(inside_u).astype(np.int64),
+        type_counts,
         np.rint(lo).astype(np.int64),
         np.rint(hi).astype(np.int64),
         viterbi,
-        np.asarray(edge_scores, dtype=np.float64),
         lognum,
         base,
-        start_m,
-        start_len,
-        start_model,
-        int(max_expansions),
+    )
+    status, expansions, states, parent, edge, found, root = _search(
+        tables, start_m, start_len, start_model, int(max_expansions)
     )
     candidates = [_chain(int(s), parent, edge) for s in found]
     return BranchAndBound(candidates, bool(status), int(expansions), int(states), float(root))
+
+
+class _Tables(NamedTuple):
+    """What the search reads: the split graph, its edges' words, model scores and reference n-gram matches
+    (``gram_type[gram_offsets[e]:gram_offsets[e+1]]``, types with their order and clip limit, ``budget[n]``
+    the sum of the order's limits), the per-node passes (``inside_u[v, n]`` most unclipped order-n matches,
+    ``type_counts[v, t]`` most occurrences of type ``t``, ``lo``/``hi`` shortest and longest yield,
+    ``viterbi`` best model score) and the score tables of :func:`score_tables`."""
+
+    node_offsets: np.ndarray
+    tail_offsets: np.ndarray
+    tails: np.ndarray
+    words: np.ndarray
+    edge_scores: np.ndarray
+    gram_offsets: np.ndarray
+    gram_type: np.ndarray
+    type_order: np.ndarray
+    type_limit: np.ndarray
+    budget: np.ndarray
+    inside_u: np.ndarray
+    type_counts: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    viterbi: np.ndarray
+    lognum: np.ndarray
+    base: np.ndarray
 
 
 def _chain(state: int, parent: np.ndarray, edge: np.ndarray) -> np.ndarray:
@@ -229,14 +257,14 @@ def _loses_on_model(model, best_model):  # pragma: no cover - compiled
 
 
 @_jit
-def _bound(m, frontier_u, budget, low, high, lognum, base, scratch):  # pragma: no cover - compiled
+def _bound(caps, low, high, lognum, base, scratch):  # pragma: no cover - compiled
     """The module docstring's ``B``: the most BLEU+1 over lengths ``low..high`` with matches
-    ``min(m_n + frontier_u_n, budget_n, c_n(L))``; 0 when no length is possible."""
-    order = m.size
+    ``min(caps_n, c_n(L))``; 0 when no length is possible."""
+    order = caps.size
     best = -np.inf
     for length in range(max(low, 1), high + 1):
         for n in range(order):
-            scratch[n] = min(m[n] + frontier_u[n], budget[n], max(0, length - n))
+            scratch[n] = min(caps[n], max(0, length - n))
         x = _log_score(scratch, length, lognum, base)
         if x > best:
             best = x
@@ -293,61 +321,68 @@ def _grown(a, need):  # pragma: no cover - compiled
 
 
 @_jit
-def _search(
-    node_offsets,
-    tail_offsets,
-    tails,
-    words,
-    gram_offsets,
-    gram_type,
-    type_order,
-    type_limit,
-    budget,
-    inside_u,
-    lo,
-    hi,
-    viterbi,
-    edge_scores,
-    lognum,
-    base,
-    start_m,
-    start_len,
-    start_model,
-    max_expansions,
-):  # pragma: no cover - compiled
-    """Best-first branch and bound (see the module docstring). Returns (1 when finished else 0, expansions,
-    states made, each state's parent and last edge, the candidate states, the root's bound)."""
-    order = budget.size
-    goal = node_offsets.size - 2
+def _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, types):  # pragma: no cover - compiled
+    """``out[v, t]``: the most occurrences of reference n-gram type ``t`` in one derivation of ``v`` (a max-plus
+    inside pass per type; each type maximized on its own)."""
+    n = node_offsets.size - 1
+    out = np.zeros((n, types), np.int32)
+    row = np.empty(types, np.int32)
+    for v in range(n):
+        first = True
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            row[:] = 0
+            for q in range(gram_offsets[e], gram_offsets[e + 1]):
+                row[gram_type[q]] += 1
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                row += out[tails[k]]
+            if first:
+                out[v] = row
+                first = False
+            else:
+                for t in range(types):
+                    if row[t] > out[v, t]:
+                        out[v, t] = row[t]
+    return out
+
+
+@_jit
+def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma: no cover - compiled
+    """Best-first branch and bound (see the module docstring) from the incumbent ``start_m``, ``start_len``,
+    ``start_model``. Returns (1 when finished else 0, expansions, states made, each state's parent and last
+    edge, the candidate states, the root's bound).
+
+    A state stores its parent, the edge it chose, its frontier (a cell of a persistent stack), the model score
+    of its chosen edges, its model bound and its BLEU+1 bound; what the chosen edges matched is recounted
+    along the parent chain when the state is expanded, and the frontier's bounds summed over its cells."""
+    t_ = tables
+    order = t_.budget.size
+    types = t_.type_limit.size
+    goal = t_.node_offsets.size - 2
     cap = 1024
-    parent = np.empty(cap, np.int64)
-    edge = np.empty(cap, np.int64)
-    head = np.empty(cap, np.int64)  # the frontier: a cell of the persistent stack, -1 empty
-    length = np.empty(cap, np.int64)  # words of the chosen edges
-    low = np.empty(cap, np.int64)  # frontier length range
-    high = np.empty(cap, np.int64)
-    matches = np.empty((cap, order), np.int64)  # clipped matches of the chosen edges
-    frontier_u = np.empty((cap, order), np.int64)
+    parent = np.empty(cap, np.int32)
+    edge = np.empty(cap, np.int32)
+    head = np.empty(cap, np.int32)  # the frontier: a cell of the persistent stack, -1 empty
     chosen_model = np.empty(cap)
     model_bound = np.empty(cap)
     bound = np.empty(cap)
-    cell_node = np.empty(cap, np.int64)
-    cell_next = np.empty(cap, np.int64)
+    cell_node = np.empty(cap, np.int32)
+    cell_next = np.empty(cap, np.int32)
     heap = np.empty(cap, np.int64)
     found = np.empty(16, np.int64)
-    counts = np.zeros(type_limit.size, np.int64)
-    scratch = np.empty(order, np.int64)
+    counts = np.zeros(types, np.int64)  # occurrences of each reference type in the chosen edges
+    rest_types = np.zeros(types, np.int64)  # the most occurrences of each type below the frontier
+    rest_u = np.zeros(order, np.int64)
     m = np.empty(order, np.int64)
-    u = np.empty(order, np.int64)
-    # the incumbent: the best score found and, among derivations with that score, the best model score
-    best, best_model = np.exp(_log_score(start_m, start_len, lognum, base)), start_model
-    # the root
+    m_child = np.empty(order, np.int64)
+    cap_u = np.empty(order, np.int64)
+    cap_t = np.empty(order, np.int64)
+    scratch = np.empty(order, np.int64)
+    best, best_model = np.exp(_log_score(start_m, start_len, t_.lognum, t_.base)), start_model
     parent[0], edge[0], cell_node[0], cell_next[0], head[0] = -1, -1, goal, -1, 0
-    length[0], low[0], high[0] = 0, lo[goal], hi[goal]
-    matches[0] = 0
-    frontier_u[0] = inside_u[goal]
-    chosen_model[0], model_bound[0] = 0.0, viterbi[goal]
-    bound[0] = _bound(matches[0], frontier_u[0], budget, low[0], high[0], lognum, base, scratch)
+    chosen_model[0], model_bound[0] = 0.0, t_.viterbi[goal]
+    for n in range(order):
+        cap_u[n] = min(t_.inside_u[goal, n], t_.budget[n])
+    bound[0] = _bound(cap_u, t_.lo[goal], t_.hi[goal], t_.lognum, t_.base, scratch)
     root = bound[0]
     states, cells, size, nfound = 1, 1, 0, 0
     size = _heap_push(heap, size, 0, bound, model_bound)
@@ -358,69 +393,88 @@ def _search(
         if bound[s] + SLACK < best - TIE:
             break  # best-first: every open bound is at most this one (rule (a))
         if bound[s] <= best and _loses_on_model(model_bound[s], best_model):
-            continue  # rule (b): no string below can win the tie
+            continue  # rule (b)
         if expansions >= max_expansions:
             return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root
         expansions += 1
-        # the clip counts of the chosen edges
+        # what the chosen edges hold: type counts, clipped matches, words
+        length = 0
         t = s
         while t > 0:
             e = edge[t]
-            for q in range(gram_offsets[e], gram_offsets[e + 1]):
-                counts[gram_type[q]] += 1
+            length += t_.words[e]
+            for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
+                counts[t_.gram_type[q]] += 1
             t = parent[t]
+        m[:] = 0
+        for ty in range(types):
+            m[t_.type_order[ty]] += min(counts[ty], t_.type_limit[ty])
+        # the frontier below the node expanded now
         v, rest = cell_node[head[s]], cell_next[head[s]]
-        for e in range(node_offsets[v], node_offsets[v + 1]):
-            for n in range(order):
-                m[n] = matches[s, n]
-                u[n] = frontier_u[s, n] - inside_u[v, n]
-            for q in range(gram_offsets[e], gram_offsets[e + 1]):
-                tq = gram_type[q]
-                if counts[tq] < type_limit[tq]:
-                    m[type_order[tq]] += 1
-                counts[tq] += 1
-            for q in range(gram_offsets[e], gram_offsets[e + 1]):
-                counts[gram_type[q]] -= 1
-            new_length = length[s] + words[e]
-            new_low, new_high = low[s] - lo[v], high[s] - hi[v]
-            new_model = chosen_model[s] + edge_scores[e]
-            new_bound_model = model_bound[s] - viterbi[v] + edge_scores[e]
-            arity = tail_offsets[e + 1] - tail_offsets[e]
-            for i in range(arity):
-                w = tails[tail_offsets[e] + i]
-                new_low += lo[w]
-                new_high += hi[w]
-                new_bound_model += viterbi[w]
-                for n in range(order):
-                    u[n] += inside_u[w, n]
+        rest_u[:] = 0
+        rest_types[:] = 0
+        rest_lo, rest_hi, rest_vit = 0, 0, 0.0
+        c = rest
+        while c >= 0:
+            w = cell_node[c]
+            rest_lo += t_.lo[w]
+            rest_hi += t_.hi[w]
+            rest_vit += t_.viterbi[w]
+            rest_u += t_.inside_u[w]
+            rest_types += t_.type_counts[w]
+            c = cell_next[c]
+        for e in range(t_.node_offsets[v], t_.node_offsets[v + 1]):
+            m_child[:] = m
+            for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
+                ty = t_.gram_type[q]
+                if counts[ty] < t_.type_limit[ty]:
+                    m_child[t_.type_order[ty]] += 1
+                counts[ty] += 1
+            first, arity = t_.tail_offsets[e], t_.tail_offsets[e + 1] - t_.tail_offsets[e]
+            new_length = length + t_.words[e]
+            new_model = chosen_model[s] + t_.edge_scores[e]
             complete = arity == 0 and rest < 0
             if complete:
-                score = np.exp(_log_score(m, new_length, lognum, base))
-                if score + SLACK < best - TIE:
-                    continue  # rule (a)
-                if score <= best and _loses_on_model(new_model, best_model):
-                    continue  # rule (b)
-                if score > best or (score == best and new_model > best_model):
-                    best, best_model = score, new_model
-                value = score
+                value = np.exp(_log_score(m_child, new_length, t_.lognum, t_.base))
+                keep = value + SLACK >= best - TIE  # rule (a)
+                keep = keep and not (value <= best and _loses_on_model(new_model, best_model))  # rule (b)
+                if keep and (value > best or (value == best and new_model > best_model)):
+                    best, best_model = value, new_model
+                new_bound_model = new_model
             else:
-                value = _bound(m, u, budget, new_length + new_low, new_length + new_high, lognum, base, scratch)
-                if value + SLACK < best - TIE:
-                    continue  # rule (a)
-                if value <= best and _loses_on_model(new_bound_model, best_model):
-                    continue
+                low, high, new_bound_model = rest_lo, rest_hi, new_model + rest_vit
+                for n in range(order):
+                    cap_u[n] = m_child[n] + rest_u[n]
+                    cap_t[n] = 0
+                for i in range(arity):
+                    w = t_.tails[first + i]
+                    low += t_.lo[w]
+                    high += t_.hi[w]
+                    new_bound_model += t_.viterbi[w]
+                    for n in range(order):
+                        cap_u[n] += t_.inside_u[w, n]
+                for ty in range(types):
+                    x = counts[ty] + rest_types[ty]
+                    for i in range(arity):
+                        x += t_.type_counts[t_.tails[first + i], ty]
+                    cap_t[t_.type_order[ty]] += min(x, t_.type_limit[ty])
+                for n in range(order):
+                    cap_u[n] = min(cap_u[n], cap_t[n], t_.budget[n])
+                value = _bound(cap_u, new_length + low, new_length + high, t_.lognum, t_.base, scratch)
+                keep = value + SLACK >= best - TIE  # rule (a)
+                keep = keep and not (value <= best and _loses_on_model(new_bound_model, best_model))  # rule (b)
+            for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
+                counts[t_.gram_type[q]] -= 1
+            if not keep:
+                continue
             if states == parent.size:
                 need = states + 1
                 parent, edge, head = _grown(parent, need), _grown(edge, need), _grown(head, need)
-                length, low, high = _grown(length, need), _grown(low, need), _grown(high, need)
-                matches, frontier_u = _grown(matches, need), _grown(frontier_u, need)
-                chosen_model, model_bound, bound = _grown(chosen_model, need), _grown(model_bound, need), _grown(bound, need)
+                chosen_model, model_bound = _grown(chosen_model, need), _grown(model_bound, need)
+                bound = _grown(bound, need)
             c = states
             states += 1
             parent[c], edge[c] = s, e
-            length[c], low[c], high[c] = new_length, new_low, new_high
-            matches[c] = m
-            frontier_u[c] = u
             chosen_model[c], model_bound[c], bound[c] = new_model, new_bound_model, value
             if complete:
                 head[c] = -1
@@ -433,7 +487,7 @@ def _search(
             if cells + arity > cell_node.size:
                 cell_node, cell_next = _grown(cell_node, cells + arity), _grown(cell_next, cells + arity)
             for i in range(arity - 1, -1, -1):  # the first tail on top: pre-order
-                cell_node[cells], cell_next[cells] = tails[tail_offsets[e] + i], top
+                cell_node[cells], cell_next[cells] = t_.tails[first + i], top
                 top = cells
                 cells += 1
             head[c] = top
@@ -443,14 +497,14 @@ def _search(
         t = s
         while t > 0:
             e = edge[t]
-            for q in range(gram_offsets[e], gram_offsets[e + 1]):
-                counts[gram_type[q]] -= 1
+            for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
+                counts[t_.gram_type[q]] -= 1
             t = parent[t]
     # the candidates that may still tie with the best
-    keep = 0
+    keep_count = 0
     for i in range(nfound):
         c = found[i]
         if bound[c] + SLACK >= best - TIE:
-            found[keep] = c
-            keep += 1
-    return 1, expansions, states, parent[:states], edge[:states], found[:keep], root
+            found[keep_count] = c
+            keep_count += 1
+    return 1, expansions, states, parent[:states], edge[:states], found[:keep_count], root

@@ -199,7 +199,8 @@ class _Search:
     def _linear_oracle(self, sentence: int, scores: np.ndarray) -> np.ndarray:
         split = self.split_graph(sentence)
         if sentence not in self.gains:
-            self.gains[sentence] = np.column_stack([split.counts[:, 0], split.unclipped_matches()]) @ self.linear().theta
+            statistics = np.column_stack([split.counts[:, 0], split.unclipped_matches()])
+            self.gains[sentence] = statistics @ self.linear().theta
         gains = self.gains[sentence]
         g = split.graph
         best_edge = _lexicographic_viterbi(g.node_offsets, g.tail_offsets, g.tails, gains, scores[split.origin])

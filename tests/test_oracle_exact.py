@@ -1,0 +1,196 @@
+"""The exact oracle's branch and bound (hypertune/tuners/exact_oracle.py) against brute force: every
+derivation enumerated and its string scored by a BLEU+1 written out here, the tie rule applied by hand."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import hypergraphs, weights
+
+from hypertune.algorithms import count_derivations, enumerate_derivations
+from hypertune.algorithms.kbest import LazyKBest
+from hypertune.cli import main
+from hypertune.formats import read_graphs, read_references
+from hypertune.metrics import get_metric
+from hypertune.tuners import TuningSet
+from hypertune.tuners.oracle import OracleSearch
+from hypertune.weights import Weights
+
+REFERENCES = ["a b c", "a a b d", "c d a b c", "b a", "d d c a b a c"]
+
+
+def written_out_bleu_plus_one(words: list[str], references: list[list[str]], k: float = 1.0, order: int = 4) -> float:
+    """BLEU+1 (Lin & Och 2004) by its definition: clipped n-gram matches (largest count in one reference),
+    unigram precision unsmoothed, orders 2..N as (m + k) / (c + k), the closest reference length (ties to the
+    shorter), brevity penalty exp(min(0, 1 - r/c)); 0 without a unigram match."""
+
+    def grams(tokens: list[str], n: int) -> Counter:
+        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+    if not words:
+        return 0.0
+    log_precision = 0.0
+    for n in range(1, order + 1):
+        hyp = grams(words, n)
+        limit: Counter = Counter()
+        for reference in references:
+            for gram, count in grams(reference, n).items():
+                limit[gram] = max(limit[gram], count)
+        matches = sum(min(count, limit[gram]) for gram, count in hyp.items())
+        total = sum(hyp.values())
+        if n == 1 and matches == 0:
+            return 0.0
+        add = k if n > 1 else 0.0
+        log_precision += math.log(matches + add) - math.log(total + add)
+    c = len(words)
+    r = min((len(ref) for ref in references), key=lambda length: (abs(length - c), length))
+    return math.exp(log_precision / order + min(0.0, 1.0 - r / c))
+
+
+def tuning_set_of(graphs, references, **options) -> TuningSet:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TuningSet.from_corpus(graphs, references, get_metric("bleu+1", tokenize="none", **options))
+
+
+def brute_force_oracle(tuning_set: TuningSet, sentence: int, w: Weights, k: float = 1.0) -> tuple[str, float]:
+    """The oracle string by the tie rule (best BLEU+1 to 1e-12, then the best model score of the string to
+    1e-9, then the greatest string) over every derivation, and its BLEU+1."""
+    hg = tuning_set.graphs[sentence]
+    references = [r.split() for r in tuning_set.references[sentence]]
+    scores = w.edge_scores(hg)
+    best_model: dict[str, float] = {}
+    bleu: dict[str, float] = {}
+    for d in enumerate_derivations(hg):
+        text = tuning_set.text(hg.derivation_yield(d))
+        model = float(scores[d.edges()].sum())
+        best_model[text] = max(best_model.get(text, -math.inf), model)
+        bleu[text] = written_out_bleu_plus_one(text.split(), references, k)
+    top = max(bleu.values())
+    tied = [t for t in bleu if bleu[t] >= top - 1e-12]
+    model = max(best_model[t] for t in tied)
+    winner = max(t for t in tied if best_model[t] >= model - 1e-9 * max(1.0, abs(model)))
+    return winner, bleu[winner]
+
+
+def branch_and_bound(tuning_set: TuningSet, w: Weights):
+    """The exact method with enumeration switched off: every graph goes to the branch and bound."""
+    return OracleSearch(method="exact", enumerate_below=0).run(tuning_set, w).oracles[0]
+
+
+@given(
+    hypergraphs(max_nodes=7, max_derivations=600),
+    st.lists(st.sampled_from(REFERENCES), min_size=1, max_size=3),
+    weights,
+)
+def test_branch_and_bound_is_the_brute_force_oracle_on_forests(hg, references, w):
+    tuning_set = tuning_set_of([hg], [references])
+    found = branch_and_bound(tuning_set, w)
+    text, score = brute_force_oracle(tuning_set, 0, w)
+    assert found.text == text
+    assert found.score == pytest.approx(score, abs=1e-12)
+
+
+@given(hypergraphs(max_nodes=8, lattice=True, max_derivations=600), st.sampled_from(REFERENCES), weights)
+def test_branch_and_bound_is_the_brute_force_oracle_on_lattices(hg, reference, w):
+    tuning_set = tuning_set_of([hg], [[reference]])
+    found = branch_and_bound(tuning_set, w)
+    assert found.text == brute_force_oracle(tuning_set, 0, w)[0]
+
+
+@given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES))
+def test_ties_without_weights_go_to_the_greatest_string(hg, reference):
+    """All model scores 0: among equal BLEU+1 the greatest string wins, as enumeration's rule says."""
+    tuning_set = tuning_set_of([hg], [[reference]])
+    assert branch_and_bound(tuning_set, Weights()).text == brute_force_oracle(tuning_set, 0, Weights())[0]
+
+
+@given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES), st.sampled_from([0.1, 2.0]))
+def test_add_k_smoothing_is_bounded_too(hg, reference, k):
+    tuning_set = tuning_set_of([hg], [[reference]], smooth="add-k", smooth_value=k)
+    found = branch_and_bound(tuning_set, Weights({"f0": 0.5}))
+    assert found.text == brute_force_oracle(tuning_set, 0, Weights({"f0": 0.5}), k)[0]
+
+
+@given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES), weights)
+def test_enumeration_and_branch_and_bound_agree(hg, reference, w):
+    """The same oracle, derivation included (words, model score), whichever way ``exact`` goes."""
+    tuning_set = tuning_set_of([hg], [[reference]])
+    searched = branch_and_bound(tuning_set, w)
+    enumerated = OracleSearch(method="exact", enumerate_below=10**9).run(tuning_set, w).oracles[0]
+    assert (searched.text, searched.score) == (enumerated.text, enumerated.score)
+    assert searched.model_score == pytest.approx(enumerated.model_score, abs=1e-9)
+
+
+def test_cdec_forest_branch_and_bound_equals_enumeration(shared):
+    """cdec's 7,633-derivation forest with each reference file alone: the branch and bound finds the string
+    enumeration finds (and the brute-force BLEU+1 of the written-out formula)."""
+    forests = shared / "cdec" / "forests"
+    graphs = read_graphs(str(forests / "training_dpmert_test_data_0.json.gz"))
+    assert count_derivations(graphs[0]) == 7633
+    for k in range(4):
+        tuning_set = tuning_set_of(graphs, read_references([str(forests / f"lo_test.ref.{k}")]))
+        searched = branch_and_bound(tuning_set, Weights())
+        enumerated = OracleSearch(method="exact", enumerate_below=10**9).run(tuning_set).oracles[0]
+        assert searched.text == enumerated.text
+        assert searched.score == enumerated.score
+        assert searched.score == pytest.approx(
+            written_out_bleu_plus_one(searched.words, [r.split() for r in tuning_set.references[0]]), abs=1e-12
+        )
+
+
+def test_cdec_forest_with_four_references_and_weights(shared):
+    """Forest 0 with all four references and cdec's start weights, against brute force."""
+    forests = shared / "cdec" / "forests"
+    graphs = read_graphs(str(forests / "training_dpmert_test_data_0.json.gz"))
+    tuning_set = tuning_set_of(graphs, read_references([str(forests / f"lo_test.ref.{k}") for k in range(4)]))
+    w = Weights({"WordPenalty": 4.25, "LanguageModel": -1.1165, "PhraseModel_0": -0.96, "PassThrough": -10.0})
+    found = branch_and_bound(tuning_set, w)
+    text, score = brute_force_oracle(tuning_set, 0, w)
+    assert (found.text, found.score) == (text, pytest.approx(score, abs=1e-12))
+
+
+def test_a_graph_beyond_the_budget_is_refused_clearly(shared, capsys):
+    forest = shared / "cdec" / "forests" / "training_dpmert_test_data_1.json.gz"
+    refs = shared / "cdec" / "forests" / "lo_test.ref.0"
+    code = main(["oracle", str(forest), "--refs", str(refs), "--method", "exact", "--max-expansions", "5"])
+    assert code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]  # after a warning about the unused reference line
+    assert error == (
+        "hypertune oracle: error: sentence 0: the exact oracle's branch and bound passed 5 expansions (raise "
+        "--max-expansions, or use --method partial or linear)"
+    )
+
+
+@pytest.mark.slow
+def test_moses_forests_beyond_enumeration_are_searched(shared, tmp_path):
+    """The first four forests of ``make_bench.py hg`` (2e8 and 8e9 derivations, 4-5k edges; one reference
+    each): the search finishes within the default budget; its oracle is at least every approximation's and
+    the best string of a 1000-best list, and its score is the written-out BLEU+1 of its words."""
+    from hypertune.bench.core import make_bench_corpus
+    from hypertune.formats import read_weights
+
+    corpus = make_bench_corpus(shared.parent, tmp_path, "hg", 4)
+    graphs = read_graphs([str(corpus / "hg" / f"{i}.gz") for i in range(4)])
+    tuning_set = tuning_set_of(graphs, read_references([str(corpus / "ref")]))
+    w = read_weights([str(corpus / "dense")])
+    exact = OracleSearch(method="exact").run(tuning_set, w)
+    assert len(exact.details["exact_expansions"]) == 4  # all four searched, none enumerated
+    others = [
+        OracleSearch(method="partial", beam=4).run(tuning_set, w),
+        OracleSearch(method="linear").run(tuning_set, w),
+    ]
+    for s, oracle in enumerate(exact.oracles):
+        references = [r.split() for r in tuning_set.references[s]]
+        assert oracle.score == pytest.approx(written_out_bleu_plus_one(oracle.words, references), abs=1e-12)
+        assert all(oracle.score >= other.oracles[s].score for other in others)
+        hg = tuning_set.graphs[s]
+        kbest = LazyKBest(hg, w.edge_scores(hg), unique=True).best(1000)
+        best_listed = max(written_out_bleu_plus_one(tuning_set.text(hg.derivation_yield(d)).split(), references)
+                          for _, d in kbest)  # fmt: skip
+        assert oracle.score >= best_listed - 1e-12
