@@ -115,7 +115,9 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--target", choices=("oracle", "hope"), default="oracle", help="perceptron/latent-svm: what to move towards"
     )
-    group.add_argument("--no-average", action="store_true", help="keep the last weights, not their average")
+    group.add_argument(
+        "--no-average", action="store_true", help="keep the last weights, not their average (the default with --l1)"
+    )
     group.add_argument(
         "--prune-density",
         "--hg-prune",
@@ -164,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             minibatch=args.minibatch,
             cost_scale=args.cost_scale,
             target=args.target,
-            average=not args.no_average,
+            average=False if args.no_average else None,
             kbest=args.kbest,
             prune_density=args.prune_density or None,
             top_k=args.top_k,

@@ -485,7 +485,8 @@ class OnlineTrainer:
     """An online tuner: ``loss`` (:data:`STRUCTURED_LOSSES`, or a batch loss of :data:`LOSSES` followed
     sentence by sentence) × ``optimizer`` (:data:`ONLINE_OPTIMIZERS`; ``"auto"``: the loss's own). ``epochs``
     passes in a seeded order (``shuffle=False``: corpus order), ``minibatch`` sentences per update
-    (perceptron, sgd and adagrad), weights averaged over every update (``average``) and the best epoch's kept.
+    (perceptron, sgd and adagrad), weights averaged over every update (``average``; by default unless ``l1`` is
+    set, since averaging undoes L1's zeros) and the best epoch's kept.
     ``learning_rate``, ``l2``: ``None`` for the loss's defaults (docs/tuners.md). ``kbest``: derivations per
     lattice/forest for the losses that need lists. ``prune_density``: lattices and forests are searched pruned to
     this many edges per reference word (max-marginal rank under the initial weights), as batch MIRA's
@@ -506,7 +507,7 @@ class OnlineTrainer:
         minibatch: int = 1,
         cost_scale: float | None = None,
         target: str = "oracle",
-        average: bool = True,
+        average: bool | None = None,
         shuffle: bool = True,
         kbest: int = 100,
         prune_density: float | None = 50.0,
@@ -546,6 +547,8 @@ class OnlineTrainer:
             raise UsageError("the cumulative L1 penalty (Tsuruoka et al. 2009) is for --optimizer sgd")
         self.loss, self.optimizer, self.epochs, self.learning_rate = loss, chosen, epochs, learning_rate
         self.C, self.r, self.l2, self.l1, self.l1_method = C, r, l2, float(l1), l1_method
+        # the average of weights that were nonzero at some step is nonzero: with L1, keep the last weights
+        average = self.l1 == 0.0 if average is None else average
         self.minibatch, self.cost_scale, self.target, self.average, self.shuffle = (
             minibatch,
             cost_scale,
