@@ -10,10 +10,17 @@ from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import Mert, MertResult
 from hypertune.tuners.minrisk import MinRisk, MinRiskResult
 from hypertune.tuners.mira import Mira, MiraResult, batch_mira
+from hypertune.tuners.online import OnlineResult, OnlineTrainer
 from hypertune.tuners.train import Trainer, TrainResult
 
 #: The tuners by the name the command line and the docs use.
-TUNERS: dict[str, type] = {"mert": Mert, "mira": Mira, "minrisk": MinRisk, "train": Trainer}
+TUNERS: dict[str, type] = {
+    "mert": Mert,
+    "mira": Mira,
+    "minrisk": MinRisk,
+    "train": Trainer,
+    "online": OnlineTrainer,
+}
 
 __all__ = [
     "TUNERS",
@@ -24,6 +31,8 @@ __all__ = [
     "MinRiskResult",
     "Mira",
     "MiraResult",
+    "OnlineResult",
+    "OnlineTrainer",
     "TrainResult",
     "Trainer",
     "Tuner",
