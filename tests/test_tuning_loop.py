@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
+from conftest import FIXTURES
 
 from hypertune.cli import main
 from hypertune.formats.weights import add_weights, parse_weights, rewrite_weights
@@ -411,3 +412,26 @@ def test_hypertune_decode_as_the_decoder(tmp_path, capsys):
         assert bleu[-1] > bleu[0] + 0.1, (tuner, bleu)
         nbest = tmp_path / tuner / "iteration-001" / "output" / "kbest"
         assert bleu[0] == pytest.approx(first_lines_bleu(nbest, ref), abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ lattices
+
+
+def test_lattice_accumulation_joins_by_sentence_id(tmp_path, capsys):
+    """A decoder that writes the same Moses hypergraph directory every time: the second decoding adds no
+    lattice, so the loop stops there; lattices without sentence ids are refused (they cannot be joined)."""
+    hgdir = FIXTURES / "formats" / "hgdir"
+    (tmp_path / "ref").write_text("a x\nb x\n")
+    decoder = f"cp -r {hgdir} {{lattices}} && rm {{lattices}}/weights # {{weights}}"
+    argv = ["tune", "--decoder", decoder, "--accumulate", "lattice", "--refs", str(tmp_path / "ref"), "--init",
+            str(hgdir / "weights"), "--workdir", str(tmp_path / "wd")]  # fmt: skip
+    code, result, err = run_tune(argv, capsys)
+    assert code == 0, err
+    assert [h["candidates_added"] for h in result["history"]] == [2, 0] and result["stopped"] == "no new candidates"
+    forest = FIXTURES / "toy-forest.json"  # hypertune JSON without an id
+    (tmp_path / "ref1").write_text("the house\n")
+    argv = ["tune", "--decoder", f"cp {forest} {{lattices}} # {{weights}}", "--accumulate", "lattice", "--refs",
+            str(tmp_path / "ref1"), "--init", str(FIXTURES / "toy-forest.weights"),
+            "--workdir", str(tmp_path / "w2")]  # fmt: skip
+    code, _, err = run_tune(argv, capsys)
+    assert code == 1 and "carry no sentence ids" in err

@@ -30,6 +30,7 @@ class CandidatePool:
         self.feature_space = FeatureSpace()
         self.vocabulary = Vocabulary()
         self._seen: dict[object, set] = {}
+        self.unnamed = 0  # graphs without a sentence id (numbered by position; accumulation cannot join them)
 
     @property
     def size(self) -> int:
@@ -42,6 +43,7 @@ class CandidatePool:
         added = 0
         for position, hg in enumerate(read_graphs(list(paths), None, self.feature_space, self.vocabulary)):
             sentence = hg.sentence_id if hg.sentence_id is not None else ("#", position)
+            self.unnamed += hg.sentence_id is None
             seen = self._seen.setdefault(sentence, set())
             for key in _keys(hg):
                 if key not in seen:

@@ -250,6 +250,13 @@ class TuningLoop:
             entry.pop("bleu", None)
         inputs = [target]
         entry["candidates_added"] = pool.add(inputs)
+        if settings.accumulate == "lattice" and pool.unnamed:
+            raise InputError(
+                "the decoder's lattices carry no sentence ids (a Moses hypergraph directory's file names, an n-best "
+                "list's first field), so those of later iterations cannot be joined with them; write them with ids "
+                "or use --accumulate none",
+                target,
+            )
         entry["candidates"] = pool.size
         if "bleu" not in entry:
             entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"))
