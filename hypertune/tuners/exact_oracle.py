@@ -12,27 +12,38 @@ incumbent of the ``partial`` beam search; it stops when the best open bound is b
 is hard and what approximations cost).
 
 **The bound.** For a string of length ``L`` with clipped matches ``m_n``, BLEU+1 with smoothing ``k``
-(Lin & Och 2004; ``k = 1``) is ``exp(1/N · Σ_n log((m_n + k_n) / (c_n(L) + k_n)) + min(0, 1 − r(L)/L))`` with
-``k_1 = 0``, ``k_n = k`` for ``n ≥ 2``, ``c_n(L) = max(0, L − n + 1)`` (a string of ``L`` words has that many
-n-grams) and ``r(L)`` the reference length the metric picks for ``L`` (closest, shortest or average); it is 0
-when ``m_1 = 0``. For fixed ``L`` it increases with every ``m_n``. Let a partial derivation have chosen edges
-with ``L0`` words and clipped matches ``μ_n`` (clipped by the reference counts over all chosen edges, i.e.
-exact for the words placed so far), and frontier nodes ``v``. Per-node passes over the split graph give, for
-every node, the most unclipped order-n matches ``U_n(v)`` any derivation of ``v`` creates (one max-plus inside
-pass per order) and the shortest and longest yield, ``lo(v)``, ``hi(v)``. Then every completion has
+(Lin & Och 2004; ``k = 1``) is ``f(m, L) = exp(1/N · Σ_n log((m_n + k_n) / (c_n(L) + k_n)) + min(0, 1 − r(L)/L))``
+with ``k_1 = 0``, ``k_n = k`` for ``n ≥ 2``, ``c_n(L) = max(0, L − n + 1)`` (a string of ``L`` words has that
+many n-grams: the n-gram counts are a function of the length) and ``r(L)`` the reference length the metric
+picks for ``L`` (closest, shortest or average); it is 0 when ``m_1 = 0``. For fixed ``L``, ``f`` increases
+with every ``m_n``.
 
-* length ``L ∈ [L0 + Σ lo(v), L0 + Σ hi(v)]`` (the frontier subtrees are chosen independently);
-* ``m_n ≤ μ_n + Σ_v U_n(v)``: a completion's clipped matches are its chosen edges' clipped matches plus at most
-  the new matches of the frontier subtrees, and clipping only lowers those; a subtree's unclipped matches are
-  at most the node's maximum;
-* ``m_n ≤ R_n``, the sum of the reference clip limits of the order-n reference n-grams, and ``m_n ≤ c_n(L)``.
+Take a partial derivation whose chosen edges hold ``L0`` words and ``a_t`` occurrences of each reference
+n-gram type ``t`` (clip limit ``l_t``, the most occurrences in one reference), so its exact clipped matches
+are ``μ_n = Σ_{t of order n} min(a_t, l_t)``, and whose frontier is ``F``. A completion adds, independently
+per frontier node, a derivation of that node; let ``x_t`` be the occurrences of ``t`` it adds. Then the
+completion has ``m_n = Σ_t min(a_t + x_t, l_t)``. Per-node passes over the split graph (max-plus inside
+passes, compiled) give, for every node ``v``: ``U_n(v)``, the most reference-matching order-n n-grams (counted
+unclipped) any derivation of ``v`` creates; ``X_t(v)``, the most occurrences of type ``t``; ``W_n(v)``, the most
+order-n matches of the *unsaturated* types (those no derivation of the whole graph holds more than ``l_t``
+times: ``X_t(goal) ≤ l_t``, so clipping never binds on them); and the shortest and longest yield ``lo(v)``,
+``hi(v)``. Every completion satisfies
 
-So ``B = max over integer L in that range of f(min(μ_n + ΣU_n, R_n, c_n(L)), L)`` is at least the BLEU+1 of
-every completion: for the completion's own ``L`` the bound's ``m_n`` are at least the completion's and ``f`` is
-monotone in them. The maximum over ``L`` is taken exactly (tables of ``log(x + k_n)``, ``Σ_n log(c_n(L) + k_n)``
-and the brevity term per ``L``), so the brevity penalty and the ``L``-dependent denominators need no
+1. ``L ∈ [L0 + Σ_F lo(v), L0 + Σ_F hi(v)]``;
+2. ``m_n ≤ μ_n + Σ_F U_n(v)``, since ``min(a + x, l) ≤ min(a, l) + x`` and the frontier's unclipped matches
+   are at most the sum of the nodes' maxima;
+3. ``m_n ≤ Σ_t min(a_t + Σ_F X_t(v), l_t)``, each type maximized on its own;
+4. ``m_n ≤ Σ_{t saturated} min(a_t + Σ_F X_t(v), l_t) + Σ_{t unsaturated} a_t + Σ_F W_n(v)``: on an unsaturated
+   type ``min(a_t + x_t, l_t) = a_t + x_t``, and the unsaturated types' ``x_t`` are maximized jointly;
+5. ``m_n ≤ R_n``, the sum of the order's limits, and ``m_n ≤ c_n(L)``.
+
+So ``B = max over integer L in range 1 of f(min(caps 2-5), L)`` is at least the BLEU+1 of every completion:
+at the completion's own ``L`` each bound on ``m_n`` is at least its ``m_n``, and ``f`` is monotone in ``m``. The
+maximum over ``L`` is taken by trying every ``L`` (tables of ``log(x + k_n)`` and of ``−1/N Σ_n log(c_n(L) + k_n)
++ min(0, 1 − r(L)/L)`` per ``L``), so the brevity penalty and the length-dependent denominators need no
 monotonicity argument. A derivation's score is the same formula at its exact statistics, with the same
-tables, so an exact derivation is bounded by its own score.
+tables, so a finished derivation is bounded by its own score; the candidates are rescored with the metric
+itself at the end.
 
 **Ties** follow the exact method's rule (higher BLEU+1, equal to 1e-12; then higher model score, equal to
 1e-9 relative; then the greater string). The search prunes a partial derivation when (a) its bound is below
@@ -174,6 +185,14 @@ def branch_and_bound(
         if start_len > longest:  # pragma: no cover - the incumbent is a derivation of this graph
             raise ValueError("the incumbent is longer than any derivation")
     type_counts = _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, type_limit.size)
+    saturating = type_counts[-1] > type_limit  # clipping can bind: some derivation has more than the limit
+    sorted_edges = np.sort(split.gram_edge)
+    inside_w = np.empty((g.num_nodes, order))
+    for n in range(order):
+        unsaturated = np.zeros(g.num_edges)
+        keep = ~saturating[gram_type] & (type_order[gram_type] == n)
+        np.add.at(unsaturated, sorted_edges[keep], 1.0)
+        inside_w[:, n] = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, unsaturated)
     tables = _Tables(
         node_offsets,
         tail_offsets,
@@ -186,7 +205,9 @@ def branch_and_bound(
         type_limit,
         budget,
         np.rint(inside_u).astype(np.int64),
+        np.rint(inside_w).astype(np.int64),
         type_counts,
+        saturating,
         np.rint(lo).astype(np.int64),
         np.rint(hi).astype(np.int64),
         viterbi,
@@ -218,7 +239,9 @@ class _Tables(NamedTuple):
     type_limit: np.ndarray
     budget: np.ndarray
     inside_u: np.ndarray
+    inside_w: np.ndarray
     type_counts: np.ndarray
+    saturating: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     viterbi: np.ndarray
@@ -372,6 +395,8 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
     counts = np.zeros(types, np.int64)  # occurrences of each reference type in the chosen edges
     rest_types = np.zeros(types, np.int64)  # the most occurrences of each type below the frontier
     rest_u = np.zeros(order, np.int64)
+    rest_w = np.zeros(order, np.int64)
+    cap_m = np.empty(order, np.int64)
     m = np.empty(order, np.int64)
     m_child = np.empty(order, np.int64)
     cap_u = np.empty(order, np.int64)
@@ -412,6 +437,7 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
         # the frontier below the node expanded now
         v, rest = cell_node[head[s]], cell_next[head[s]]
         rest_u[:] = 0
+        rest_w[:] = 0
         rest_types[:] = 0
         rest_lo, rest_hi, rest_vit = 0, 0, 0.0
         c = rest
@@ -421,6 +447,7 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
             rest_hi += t_.hi[w]
             rest_vit += t_.viterbi[w]
             rest_u += t_.inside_u[w]
+            rest_w += t_.inside_w[w]
             rest_types += t_.type_counts[w]
             c = cell_next[c]
         for e in range(t_.node_offsets[v], t_.node_offsets[v + 1]):
@@ -446,6 +473,7 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
                 for n in range(order):
                     cap_u[n] = m_child[n] + rest_u[n]
                     cap_t[n] = 0
+                    cap_m[n] = rest_w[n]
                 for i in range(arity):
                     w = t_.tails[first + i]
                     low += t_.lo[w]
@@ -453,13 +481,19 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
                     new_bound_model += t_.viterbi[w]
                     for n in range(order):
                         cap_u[n] += t_.inside_u[w, n]
+                        cap_m[n] += t_.inside_w[w, n]
                 for ty in range(types):
                     x = counts[ty] + rest_types[ty]
                     for i in range(arity):
                         x += t_.type_counts[t_.tails[first + i], ty]
-                    cap_t[t_.type_order[ty]] += min(x, t_.type_limit[ty])
+                    clipped = min(x, t_.type_limit[ty])
+                    cap_t[t_.type_order[ty]] += clipped
+                    if t_.saturating[ty]:
+                        cap_m[t_.type_order[ty]] += clipped
+                    else:
+                        cap_m[t_.type_order[ty]] += min(counts[ty], t_.type_limit[ty])
                 for n in range(order):
-                    cap_u[n] = min(cap_u[n], cap_t[n], t_.budget[n])
+                    cap_u[n] = min(cap_u[n], cap_t[n], cap_m[n], t_.budget[n])
                 value = _bound(cap_u, new_length + low, new_length + high, t_.lognum, t_.base, scratch)
                 keep = value + SLACK >= best - TIE  # rule (a)
                 keep = keep and not (value <= best and _loses_on_model(new_bound_model, best_model))  # rule (b)

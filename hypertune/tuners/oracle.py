@@ -234,8 +234,16 @@ class _Search:
         form = exact_oracle.bleu_form(self.metric)
         hg = self.tuning_set.graphs[sentence]
         if form is None or count_derivations(hg) <= self.options.enumerate_below:
+            self._count("enumerated", 0)
             return self._enumerated(sentence, scores)
         return self._branch_and_bound(sentence, scores, form)
+
+    def _count(self, how: str, expansions: int) -> None:
+        """``details["exact"]``: graphs enumerated and searched, the expansions in all and at most."""
+        figures = self.details.setdefault("exact", {"enumerated": 0, "searched": 0, "expansions": 0, "most": 0})
+        figures[how] += 1  # type: ignore[index]
+        figures["expansions"] += expansions  # type: ignore[index]
+        figures["most"] = max(figures["most"], expansions)  # type: ignore[index,call-overload]
 
     def _branch_and_bound(self, sentence: int, scores: np.ndarray, form: exact_oracle.BleuForm) -> np.ndarray:
         start = self.sentence_oracle(sentence, "partial")
@@ -251,8 +259,7 @@ class _Search:
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound passed "
                 f"{limit} expansions (raise --max-expansions, or use --method partial or linear)"
             )
-        searched = self.details.setdefault("exact_expansions", [])
-        searched.append(found.expansions)  # type: ignore[union-attr]
+        self._count("searched", found.expansions)
         candidates = [start] + [split.origin[edges] for edges in found.candidates]
         yields = [self.decoder.words(sentence, edges) for edges in candidates]
         stats = self.decoder.stats_of(sentence, yields)
