@@ -373,9 +373,15 @@ def test_spread_is_mean_sample_sd_min_max():
 @pytest.mark.slow
 def test_runs_report_the_spread(corpus, tmp_path, capsys):
     argv = tune_args(corpus, tmp_path / "runs", "--runs", "2", "--iterations", "2", "--out", str(tmp_path / "avg"),
-                     "--average-weights")  # fmt: skip
+                     "--average-weights", "--test-decoder", decoder_command(corpus), "--test-refs",
+                     str(corpus["ref"]))  # fmt: skip
     code, result, err = run_tune(argv, capsys)
     assert code == 0, err
+    test = [run["test_bleu"] for run in result["runs"]]
+    for run, bleu in zip(result["runs"], test, strict=True):  # each run decoded the test set with its weights
+        nbest = tmp_path / "runs" / f"run-{run['seed']}" / "test" / "output" / "kbest"
+        assert bleu == pytest.approx(first_lines_bleu(nbest, corpus["ref"]), abs=1e-9)
+    assert result["test_bleu"] == pytest.approx(spread(test))
     dev = [run["bleu_after"] for run in result["runs"]]
     assert [run["seed"] for run in result["runs"]] == [3, 4]
     assert result["dev_bleu"] == pytest.approx(spread(dev))

@@ -322,7 +322,8 @@ def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_pa
     weights = read_weights(weights_path)
     name = settings.output_name
     written = format_weights(weights, "cdec")
-    if os.path.isdir(output) and open(os.path.join(folder, "weights"), encoding="utf-8").read() != written:
+    done = os.path.join(folder, "weights")
+    if os.path.isdir(output) and (not os.path.exists(done) or open(done, encoding="utf-8").read() != written):  # noqa: SIM115
         workdir.discard("test")  # decoded with other weights (the run was resumed with more iterations)
     if not os.path.isdir(output):
         os.makedirs(folder, exist_ok=True)
@@ -354,6 +355,7 @@ def _run_many(args: argparse.Namespace) -> int:
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import WorkDir, average_weights, spread
+    from hypertune.loop.decoder import die_with_parent
     from hypertune.weights import Weights
 
     workdir = WorkDir(args.workdir)
@@ -376,9 +378,12 @@ def _run_many(args: argparse.Namespace) -> int:
                 out = open(workdir.file(f"run-{seed}.json"), "w", encoding="utf-8")  # noqa: SIM115
                 err = open(workdir.file(f"run-{seed}.log"), "w", encoding="utf-8")  # noqa: SIM115
                 command = [sys.executable, "-m", "hypertune", "tune", *argv]
-                running.append(
-                    (seed, subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL), out, err)
-                )
+                linux = sys.platform.startswith("linux")  # a killed set of runs takes its runs with it
+                process = subprocess.Popen(
+                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                    preexec_fn=die_with_parent if linux else None,  # noqa: PLW1509
+                )  # fmt: skip
+                running.append((seed, process, out, err))
                 if not (args.json or args.quiet):
                     print(f"run with seed {seed} started ({folder})", file=sys.stderr)
             seed, process, out, err = running.pop(0)

@@ -58,9 +58,9 @@ def check_template(template: str, output: str) -> None:
         raise UsageError("--decoder must pass the weights of each iteration to the decoder: put {weights} in it")
 
 
-def _kill_with_parent() -> None:  # pragma: no cover - runs in the child
-    """In the decoder's process: die with the tuning loop (Linux), so that a killed loop leaves no decoder
-    running on; a resumed loop discards a half-written output folder in any case (``WorkDir.discard``)."""
+def die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """In a child process (``preexec_fn``): die with the tuning loop (Linux), so that a killed loop leaves no
+    decoder running on; a resumed loop discards a half-written output folder in any case (``WorkDir.discard``)."""
     try:
         import ctypes
         import signal
@@ -90,7 +90,7 @@ def run_decoder(
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                preexec_fn=_kill_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
             )
         except OSError as error:
             raise DecoderError(f"cannot start the decoder: {error.strerror}", 127) from None
