@@ -19,6 +19,7 @@ LAYERS = [
     ("formats", ["hypertune.formats"]),
     ("tuners", ["hypertune.tuners"]),
     ("loop", ["hypertune.loop"]),
+    ("distributed", ["hypertune.distributed"]),
     ("cli", ["hypertune.cli", "hypertune.__main__"]),
     ("bench", ["hypertune.bench"]),
 ]  # fmt: skip

@@ -9,6 +9,7 @@ from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, show_progress
 from hypertune.cli.plots import add_plot_option
 from hypertune.cli.tuning import (
+    add_cluster_options,
     add_envelope_options,
     add_input_options,
     add_metric_options,
@@ -16,6 +17,7 @@ from hypertune.cli.tuning import (
     load_tuning_set,
     load_weights,
     names_option,
+    open_shards,
     parse_bounds,
     report_tuning,
 )
@@ -103,6 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_envelope_options(parser)
+    add_cluster_options(parser, shards_change_results=False)
     add_output_options(parser)
     add_plot_option(parser, "BLEU per start point")
     parser.set_defaults(run=run, outputs=("out", "envelope_nbest", "plot"))
@@ -128,12 +131,33 @@ def _progress_line(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.cluster:
+        if args.envelope_nbest:
+            raise UsageError("--envelope-nbest runs in one process: the envelope derivations stay on the shards")
+        with open_shards(args, args.prune_density) as shards:
+            init, box = load_weights(args.init, shards, args)
+            result = _mert(args, box).fit_shards(shards, init)
+            details = f"{len(result.history)} start points, {result.line_searches} line searches, {shards.count} shards"
+            return report_tuning(args, shards, result, details)
     tuning_set = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
         tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
+    mert = _mert(args, box)
+    result = mert.fit(tuning_set, init)
+    if args.envelope_nbest and result.envelope_derivations is None:
+        raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
+    code = report_tuning(
+        args, tuning_set, result, f"{len(result.history)} start points, {result.line_searches} line searches"
+    )
+    if args.envelope_nbest:
+        write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
+    return code
+
+
+def _mert(args: argparse.Namespace, box: tuple[dict[str, float], dict[str, float]] | None) -> Mert:
     report = _progress_line if show_progress(args) else None
-    mert = Mert(
+    return Mert(
         optimizer=args.optimizer,
         restarts=args.restarts,
         random_directions=args.random_directions,
@@ -151,12 +175,3 @@ def run(args: argparse.Namespace) -> int:
         progress=report,
         collect_envelopes=bool(args.envelope_nbest),
     )
-    result = mert.fit(tuning_set, init)
-    if args.envelope_nbest and result.envelope_derivations is None:
-        raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
-    code = report_tuning(
-        args, tuning_set, result, f"{len(result.history)} start points, {result.line_searches} line searches"
-    )
-    if args.envelope_nbest:
-        write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
-    return code

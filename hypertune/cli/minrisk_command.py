@@ -27,7 +27,12 @@ Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
     from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_input_options, add_metric_options, add_weight_constraint_options
+    from hypertune.cli.tuning import (
+        add_cluster_options,
+        add_input_options,
+        add_metric_options,
+        add_weight_constraint_options,
+    )
     from hypertune.formats.weights import WEIGHTS_FORMATS
     from hypertune.tuners.objectives import OBJECTIVES
 
@@ -82,21 +87,32 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU and the objective per L-BFGS iteration")
     parser.set_defaults(run=run, outputs=("out", "plot"))
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.common import emit, show_progress
-    from hypertune.cli.tuning import load_tuning_set, load_weights, names_option, parse_bounds, report_tuning
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards
     from hypertune.errors import UsageError
-    from hypertune.tuners.minrisk import Annealing, MinRisk
 
     if args.evaluate and args.out:
         raise UsageError("--evaluate trains nothing: it writes no weights (drop --out)")
-    tuning_set = load_tuning_set(args)
-    init, _ = load_weights(args.init, tuning_set, args)
+    with open_shards(args) as shards:
+        if shards is None:
+            tuning_set = load_tuning_set(args)
+            init, _ = load_weights(args.init, tuning_set, args)
+            return _run(args, tuning_set, local_shards(args, tuning_set) or tuning_set, init)
+        init, _ = load_weights(args.init, shards, args)
+        return _run(args, shards, shards, init)
+
+
+def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int:
+    """Train (or evaluate) on ``data`` (the tuning set or its shards); ``tuning_set`` is what is reported."""
+    from hypertune.cli.common import emit, show_progress
+    from hypertune.cli.tuning import names_option, parse_bounds, report_tuning
+    from hypertune.tuners.minrisk import Annealing, MinRisk
 
     def report(entry: Any) -> None:
         sys.stderr.write(
@@ -126,13 +142,13 @@ def run(args: argparse.Namespace) -> int:
         progress=report if show_progress(args) and not args.evaluate else None,
     )
     if args.evaluate:
-        found = tuner.evaluate(tuning_set, init)
+        found = tuner.evaluate(data, init)
         lines = [f"{found.objective} {found.value:.10g}, entropy {found.entropy:.6g} nats per sentence "
                  f"({found.sentences} sentences)", f"d/dγ {found.scale_gradient:.6g}"]  # fmt: skip
         lines += [f"d/d{name} {value:.6g}" for name, value in found.gradient.items()]
         emit(args, "\n".join(lines), found.to_json())
         return 0
-    result = tuner.fit(tuning_set, init)
+    result = tuner.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
     details = (

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import math
 import os
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from hypertune.cli.common import emit, percent, write_or_print
+from hypertune.cli.common import emit, percent, show_progress, write_or_print
 from hypertune.errors import InputError, UsageError
 from hypertune.formats import FORMATS, read_graphs, read_references, read_weights
 from hypertune.formats.extractor import read_featstat, sibling
@@ -25,7 +31,7 @@ from hypertune.metrics import METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS, Metri
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.base import TuningResult, metric_label
 from hypertune.tuners.base import metric_key as base_metric_key
-from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.corpus import LocalShards, Shards, TuningSet, prune_tuning_set, shard_ranges
 from hypertune.tuners.mert import ENVELOPES
 from hypertune.weights import Weights, check_feature_names
 
@@ -335,3 +341,102 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
 def metric_key(metric: Metric) -> str:
     """The JSON key stem of a metric's scores (one rule for every command, :mod:`hypertune.tuners.base`)."""
     return base_metric_key(metric_label(metric))
+
+
+# ---------------------------------------------------------------------- --cluster and --shards
+def add_cluster_options(parser: argparse.ArgumentParser, shards_change_results: bool = True) -> None:
+    """``--cluster`` (run on Dask; docs/distributed.md) and ``--shards``. ``shards_change_results``: whether the
+    number of shards changes the result (gradient sums, MIRA's mixing), so that ``--shards N`` in one process
+    reproduces a cluster run of N shards; for MERT it does not."""
+    parser.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="run sharded on Dask: local[:N] (N one-thread worker processes on this machine) or tcp://HOST:PORT "
+        "(a running scheduler); inputs and references must be files every worker can read (the dist extra)",
+    )
+    extra = (
+        "; the result depends on it: --shards N without --cluster reproduces a cluster run bit for bit"
+        if shards_change_results
+        else "; the result does not depend on it"
+    )
+    parser.add_argument(
+        "--shards", type=int, metavar="N", help=f"cut the tuning set into N shards (default: one per worker){extra}"
+    )
+
+
+def _progress_line(message: str) -> None:
+    sys.stderr.write(f"\r\x1b[K{message[1:]}" if message.startswith("\r") else f"{message}\n")
+    sys.stderr.flush()
+
+
+@contextmanager
+def open_shards(args: argparse.Namespace, prune_density: float = 0.0) -> Iterator[Shards | None]:
+    """The command's tuning set sharded on the cluster of ``--cluster`` for the ``with`` block: every worker
+    loads its shard from the files (:func:`load_shard`, pruned under ``--init`` when ``prune_density`` is
+    set) and keeps it. ``None`` without ``--cluster`` (nothing imports Dask then)."""
+    if not getattr(args, "cluster", None):
+        yield None
+        return
+    from hypertune.distributed import DaskShards, open_cluster, parse_cluster
+
+    spec = parse_cluster(args.cluster)
+    if args.shards is not None and args.shards < 1:
+        raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    say = _progress_line if show_progress(args) else None
+    metric = build_metric(args, Vocabulary())
+    loader = functools.partial(load_shard, _worker_args(args), prune_density)
+    with open_cluster(spec, say) as client, DaskShards(client, loader, metric, args.shards, say) as shards:
+        yield shards
+
+
+def local_shards(args: argparse.Namespace, tuning_set: TuningSet) -> LocalShards | None:
+    """``--shards N`` without ``--cluster``: the tuning set cut into N shards in this process, which reproduces a
+    cluster run of N shards; ``None`` when not given."""
+    count = getattr(args, "shards", None)
+    if count is None:
+        return None
+    if count < 1:
+        raise UsageError(f"--shards must be at least 1, got {count}")
+    return LocalShards(tuning_set, count)
+
+
+def load_shard(args: argparse.Namespace, prune_density: float, index: int, count: int) -> tuple[TuningSet, int]:
+    """On a worker: shard ``index`` of ``count`` of the command's tuning set, and its first sentence. The
+    inputs are read as the command reads them (:func:`load_tuning_set`; ``--cache`` helps: each worker reads
+    the parsed corpus from it), so every worker has the client's feature ids, then cut by
+    :func:`~hypertune.tuners.corpus.shard_ranges`. Only shard 0 reports the inputs' warnings."""
+    with warnings.catch_warnings():
+        if index:
+            warnings.simplefilter("ignore")
+        whole = load_tuning_set(args)
+        ranges = shard_ranges(len(whole), count)
+        if index >= len(ranges):
+            raise UsageError(f"--shards {count}: the tuning set has only {len(whole)} sentences")
+        start, stop = ranges[index]
+        part = whole if len(ranges) == 1 else whole.subset(start, stop)
+        if prune_density:
+            init, _ = load_weights(args.init, whole, args)
+            part = prune_tuning_set(part, init, prune_density)
+    return part, start
+
+
+def _worker_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The command's arguments as workers need them: file paths made absolute (a worker's working directory
+    may differ), the command's function left out."""
+    out = copy.copy(args)
+    for name in ("run",):
+        if hasattr(out, name):
+            delattr(out, name)
+
+    def absolute(path: str | None) -> str | None:
+        return os.path.abspath(path) if path and path != "-" else path
+
+    out.inputs = [absolute(p) for p in args.inputs]
+    if getattr(args, "refs", None):
+        out.refs = [absolute(p) for p in args.refs]
+    for name in ("params", "cache"):
+        if getattr(args, name, None):
+            setattr(out, name, absolute(getattr(args, name)))
+    if getattr(args, "init", None):
+        out.init = [absolute(p) for p in args.init]
+    return out

@@ -8,8 +8,9 @@ or lowercasing, yields are turned back into strings and tokenized like the refer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 import numba
 import numpy as np
@@ -96,6 +97,15 @@ class TuningSet:
     def __len__(self) -> int:
         return len(self.graphs)
 
+    def subset(self, start: int, stop: int) -> TuningSet:
+        """Sentences ``start:stop`` as a tuning set of their own (a shard): the same graphs, references, metric
+        and sentence ids, so every per-sentence quantity (statistics, envelopes, expectations) is the one the
+        whole set computes for them. Cached k-best statistics come along."""
+        references = self.references[start:stop] if len(self.references) else []
+        part = TuningSet(self.graphs[start:stop], references, self.metric, self.sentence_ids[start:stop])
+        part._edge_stats.update({s - start: v for s, v in self._edge_stats.items() if start <= s < stop})
+        return part
+
     def _ids_are_tokens(self) -> bool:
         metric = self.metric
         return isinstance(metric, BleuMetric) and metric.tokenizer.name == "none" and not metric.tokenizer.lowercase
@@ -177,6 +187,72 @@ class TuningSet:
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
+
+
+# ---------------------------------------------------------------------- shards
+def shard_ranges(sentences: int, count: int) -> list[tuple[int, int]]:
+    """Sentences ``0:sentences`` cut into ``count`` contiguous runs in order, sizes differing by at most one
+    (fewer runs when there are fewer sentences). The one rule of how a tuning set is sharded, locally and on
+    a cluster: shard ``k`` of ``count`` is the same sentences wherever it is loaded."""
+    if count < 1:
+        raise UsageError(f"the number of shards must be at least 1, got {count}")
+    count = max(1, min(count, sentences))
+    bounds = [sentences * k // count for k in range(count + 1)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+@dataclass
+class Shard:
+    """One shard of a tuning set, where it lives (this process or a cluster worker): its sentences
+    ``start:start + len(tuning_set)`` of the whole set, which shard it is, and ``state``, what the tuners
+    prepare on it once and keep between calls (a line searcher, packed search spaces, a MIRA runner),
+    keyed by the tuner's own names."""
+
+    index: int
+    count: int
+    start: int
+    tuning_set: TuningSet
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+R = TypeVar("R")
+
+
+class Shards(Protocol):
+    """A sharded tuning set as a tuner sees it: the feature space, the metric, the sentence count, and
+    ``map(function, *args)``, which calls ``function(shard, *args)`` on every :class:`Shard` and returns the
+    results in shard order. Only ``args`` and the results travel between processes, so tuners written
+    against this run unchanged in one process (:class:`LocalShards`) and on a Dask cluster
+    (``hypertune.distributed``). ``function`` must be a module-level function (it is sent by name)."""
+
+    feature_space: FeatureSpace
+    metric: Metric
+    sentences: int
+    count: int
+
+    def map(self, function: Callable[..., R], *args: Any) -> list[R]: ...
+
+
+class LocalShards:
+    """:class:`Shards` in this process: ``tuning_set`` cut by :func:`shard_ranges` into ``count`` shards, mapped
+    over in order. A tuner run on these gives the same results, bit for bit, as on a cluster with the same
+    shards: both call the same shard functions and combine their results in the same order."""
+
+    def __init__(self, tuning_set: TuningSet, count: int = 1) -> None:
+        self.tuning_set = tuning_set
+        self.feature_space = tuning_set.feature_space
+        self.metric = tuning_set.metric
+        self.sentences = len(tuning_set)
+        ranges = shard_ranges(len(tuning_set), count)
+        whole = len(ranges) == 1
+        self.shards = [
+            Shard(k, len(ranges), a, tuning_set if whole else tuning_set.subset(a, b))
+            for k, (a, b) in enumerate(ranges)
+        ]
+        self.count = len(self.shards)
+
+    def map(self, function: Callable[..., R], *args: Any) -> list[R]:
+        return [function(shard, *args) for shard in self.shards]
 
 
 def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:

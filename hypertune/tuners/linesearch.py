@@ -21,7 +21,7 @@ all at once (vectorized). Conventions (tested):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +39,7 @@ class ErrorSurfaces:
     breakpoints: np.ndarray
     deltas: np.ndarray
     sizes: np.ndarray  # envelope segments of every sentence
+    firsts: np.ndarray | None = None  # every sentence's statistics left of its breakpoints (``initial``'s rows)
 
     @property
     def segments(self) -> int:
@@ -52,7 +53,33 @@ class ErrorSurfaces:
         is_first[first] = True
         later = np.flatnonzero(~is_first)
         deltas = stats[later] - stats[later - 1]
-        return cls(stats[first].sum(axis=0), left[later], deltas, np.diff(segment_offsets))
+        firsts = stats[first]
+        return cls(firsts.sum(axis=0), left[later], deltas, np.diff(segment_offsets), firsts)
+
+    @classmethod
+    def merge(cls, parts: Sequence[ErrorSurfaces]) -> ErrorSurfaces:
+        """The error surfaces of consecutive runs of sentences (shards, in sentence order) as one: breakpoints,
+        changes and sizes concatenated, ``initial`` summed over the sentences' rows in sentence order. Every
+        array is then the one :meth:`from_segments` builds for the whole corpus, so the line search's result is
+        the single-process one bit for bit, whatever the shards (the parts must carry ``firsts``)."""
+        if len(parts) == 1:
+            return parts[0]
+        if any(p.firsts is None for p in parts):
+            raise ValueError("merging error surfaces needs every part's per-sentence rows (firsts)")
+        firsts = np.vstack([p.firsts for p in parts])
+        return cls(
+            firsts.sum(axis=0),
+            np.concatenate([p.breakpoints for p in parts]),
+            np.vstack([p.deltas for p in parts]),
+            np.concatenate([p.sizes for p in parts]),
+            firsts,
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays (what a shard sends for one line search)."""
+        arrays = (self.initial, self.breakpoints, self.deltas, self.sizes, self.firsts)
+        return sum(a.nbytes for a in arrays if a is not None)
 
 
 @dataclass(frozen=True)

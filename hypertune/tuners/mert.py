@@ -48,8 +48,10 @@ from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
+from hypertune.metrics import Metric
+from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import TuningSet, model_best_rows
+from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
 
@@ -213,19 +215,98 @@ class LineSearcher:
         columns, starts = self.packed.features, self.packed.edge_starts
         csc_matvec_rows(columns.indptr, columns.indices, columns.data, vector, starts[first], starts[last], out)
 
-    def best_stats(self, w: np.ndarray) -> np.ndarray:
-        """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
+    def best_rows(self, w: np.ndarray) -> np.ndarray:
+        """Every sentence's statistics of its model-best derivation under ``w`` (first hypothesis on ties)."""
         if self.kbest:
             firsts = model_best_rows(np.ascontiguousarray(self.features @ w), self.offsets.astype(np.int64))
-            return self.stats[firsts].sum(axis=0)
+            return self.stats[firsts]
         all_scores = np.empty(self.packed.num_edges)
         self._edge_scores(np.ascontiguousarray(w, dtype=np.float64), 0, len(self.packed), all_scores)
         words, offsets = viterbi_yields(self.packed, all_scores)
         sentences = np.arange(len(self.packed), dtype=np.int64)
-        return self.tuning_set.batch_stats(words, offsets, sentences).sum(axis=0)
+        return self.tuning_set.batch_stats(words, offsets, sentences)
+
+    def best_stats(self, w: np.ndarray) -> np.ndarray:
+        """Corpus statistics of the model-best derivations under ``w`` (first hypothesis on ties)."""
+        return self.best_rows(w).sum(axis=0)
 
     def score(self, w: np.ndarray) -> float:
         return float(self.tuning_set.score(self.best_stats(w)))
+
+    @property
+    def feature_space(self) -> FeatureSpace:
+        return self.tuning_set.feature_space
+
+    @property
+    def metric(self) -> Metric:
+        return self.tuning_set.metric
+
+    def used_features(self) -> np.ndarray:
+        """Which features some graph of the tuning set uses (a boolean per column)."""
+        used = np.zeros(self.width, dtype=bool)
+        for hg in self.tuning_set.graphs:
+            used[np.unique(hg.features.indices)] = True
+        return used
+
+
+# ---------------------------------------------------------------------- MERT over shards
+def _shard_searcher(shard: Shard, envelope: Envelope) -> LineSearcher:
+    """The shard's line searcher, made on first use and kept with the shard (one thread: on a cluster every
+    worker process is one core)."""
+    key = f"mert:{envelope}"
+    searcher = shard.state.get(key)
+    if searcher is None:
+        searcher = shard.state[key] = LineSearcher(shard.tuning_set, 1, envelope=envelope)
+    return searcher
+
+
+def shard_surfaces(shard: Shard, envelope: Envelope, w0: np.ndarray, direction: np.ndarray) -> ErrorSurfaces:
+    """A shard's part of a line search: its sentences' error surfaces along ``w0 + γ·direction``."""
+    return _shard_searcher(shard, envelope).surfaces(w0, direction)
+
+
+def shard_best_rows(shard: Shard, envelope: Envelope, w: np.ndarray) -> np.ndarray:
+    """A shard's sentences' statistics of their model-best derivations under ``w``."""
+    return _shard_searcher(shard, envelope).best_rows(w)
+
+
+def shard_used_features(shard: Shard, envelope: Envelope) -> np.ndarray:
+    return _shard_searcher(shard, envelope).used_features()
+
+
+class ShardedSearcher:
+    """:class:`LineSearcher`'s interface over :class:`~hypertune.tuners.corpus.Shards`: every shard computes
+    its sentences' error surfaces (or model-best statistics) and the parts are merged in shard order
+    (:meth:`ErrorSurfaces.merge`), so every line search sees the arrays one process builds for the whole
+    corpus and finds the same step, bit for bit. Only ``w0``, the direction and the surfaces travel."""
+
+    collect = False
+    envelope_derivations: list = []
+
+    def __init__(self, shards: Shards, envelope: Envelope = "probing") -> None:
+        if envelope not in ENVELOPES:
+            raise UsageError(f"unknown envelope method {envelope!r} ({', '.join(ENVELOPES)})")
+        self.shards = shards
+        self.envelope = envelope
+        self.feature_space = shards.feature_space
+        self.metric = shards.metric
+        self.line_searches = 0
+        self.envelope_sizes: list[int] = []
+        self.traffic: list[int] = []  # bytes of surfaces received per line search
+
+    def surfaces(self, w0: np.ndarray, direction: np.ndarray) -> ErrorSurfaces:
+        parts = self.shards.map(shard_surfaces, self.envelope, w0, direction)
+        self.traffic.append(sum(p.nbytes for p in parts))
+        return ErrorSurfaces.merge(parts)
+
+    def best_stats(self, w: np.ndarray) -> np.ndarray:
+        return np.vstack(self.shards.map(shard_best_rows, self.envelope, w)).sum(axis=0)
+
+    def score(self, w: np.ndarray) -> float:
+        return float(self.metric.score(self.best_stats(w)))
+
+    def used_features(self) -> np.ndarray:
+        return np.logical_or.reduce(self.shards.map(shard_used_features, self.envelope))
 
 
 @dataclass(frozen=True)
@@ -319,32 +400,39 @@ class Mert:
     def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
         """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after.
         The tuner keeps no state from the run: the same tuner may fit several tuning sets, also at once."""
-        return _MertRun(self, tuning_set).fit(init)
+        searcher = LineSearcher(tuning_set, self.n_jobs, self.collect_envelopes, self.envelope)
+        return _MertRun(self, searcher).fit(init)
+
+    def fit_shards(self, shards: Shards, init: Weights) -> MertResult:
+        """:meth:`fit` on a sharded tuning set (:class:`~hypertune.tuners.corpus.LocalShards` or a cluster's):
+        the same line searches and the same result, bit for bit, as :meth:`fit` on the whole set. Envelope
+        derivations are not collected (they stay on the shards)."""
+        if self.collect_envelopes:
+            raise UsageError("collecting envelope derivations (--envelope-nbest) runs in one process only")
+        return _MertRun(self, ShardedSearcher(shards, self.envelope)).fit(init)
 
 
 class _MertRun:
     """One MERT fit: the options, the tuning set's line searcher, the free features and their bounds. A new
     run is made for every :meth:`Mert.fit`, so no run state stays on the tuner."""
 
-    def __init__(self, options: Mert, tuning_set: TuningSet) -> None:
+    def __init__(self, options: Mert, searcher: LineSearcher | ShardedSearcher) -> None:
         self.options = options
-        self._searcher = LineSearcher(tuning_set, options.n_jobs, options.collect_envelopes, options.envelope)
-        self._higher = tuning_set.metric.higher_is_better
-        self._label = metric_label(tuning_set.metric)
+        self._searcher = searcher
+        self._higher = searcher.metric.higher_is_better
+        self._label = metric_label(searcher.metric)
         self._position = "start 1/1"
-        names = tuning_set.feature_space.names
-        self._free = self._free_features(tuning_set)
+        names = searcher.feature_space.names
+        self._free = self._free_features()
         self._low, self._high = self._bound_vectors(names)
 
-    def _free_features(self, tuning_set: TuningSet) -> np.ndarray:
+    def _free_features(self) -> np.ndarray:
         """The columns MERT moves: features some graph uses, minus ``fixed``, within ``features``."""
-        options, names = self.options, tuning_set.feature_space.names
+        options, names = self.options, self._searcher.feature_space.names
         unknown = (options.fixed | (options.features or set()) | set(options.bounds)) - set(names)
         if unknown:
             raise UsageError(f"no such feature in the tuning set: {', '.join(sorted(unknown))}")
-        used = np.zeros(len(names), dtype=bool)
-        for hg in tuning_set.graphs:
-            used[np.unique(hg.features.indices)] = True
+        used = self._searcher.used_features()
         wanted = [n not in options.fixed and (options.features is None or n in options.features) for n in names]
         free = np.flatnonzero(used & np.array(wanted, dtype=bool))
         if free.size == 0:
@@ -354,7 +442,7 @@ class _MertRun:
     def fit(self, init: Weights) -> MertResult:
         """Optimize from ``init``: the same seed gives the same result."""
         started = time.perf_counter()
-        space = self._searcher.tuning_set.feature_space
+        space = self._searcher.feature_space
         names = space.names
         start = np.clip(init.vector(space), self._low, self._high)
         rng = np.random.default_rng(self.options.seed)
@@ -411,7 +499,7 @@ class _MertRun:
         self._searcher.envelope_sizes.append(surfaces.segments)
         result = line_search(
             surfaces,
-            self._searcher.tuning_set.score,
+            self._searcher.metric.score,
             self._higher,
             low,
             high,

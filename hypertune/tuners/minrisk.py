@@ -38,7 +38,7 @@ from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
+from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists
 from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
@@ -237,33 +237,49 @@ class MinRisk:
         self.seed = seed
         self.progress = progress
 
-    def evaluate(self, tuning_set: TuningSet, weights: Weights) -> Evaluation:
+    def evaluate(self, tuning_set: TuningSet | Shards, weights: Weights) -> Evaluation:
         """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
         problem = RiskProblem(self, tuning_set, weights)
         return problem.evaluation(problem.start, self.scale)
 
-    def fit(self, tuning_set: TuningSet, init: Weights) -> MinRiskResult:
+    def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> MinRiskResult:
+        """Train from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.corpus.LocalShards` or
+        a cluster's): every shard computes its partial totals and gradient and they are summed in shard order,
+        so runs with the same number of shards are bit-identical wherever the shards are."""
         return RiskProblem(self, tuning_set, init).fit()
 
-    def problem(self, tuning_set: TuningSet, init: Weights) -> RiskProblem:
+    def problem(self, tuning_set: TuningSet | Shards, init: Weights) -> RiskProblem:
         """The prepared objective (search spaces split or extracted once), for calling
         :meth:`RiskProblem.value_and_gradient` directly: benchmarks, custom optimizers."""
         return RiskProblem(self, tuning_set, init)
 
 
 class RiskProblem:
-    """One fit or evaluation: the options, the search spaces prepared once (k-best extraction or n-gram
-    split, per-edge quantities), the free weights, and the objective as a function of ``(w, γ, T)``."""
+    """One fit or evaluation: the options, the search spaces prepared once per shard (k-best extraction or
+    n-gram split, per-edge quantities; :class:`_RiskShard`), the free weights, and the objective as a function
+    of ``(w, γ, T)``. A plain tuning set is one shard; the objective reads the shards' totals combined in shard
+    order (:func:`risk_shard_totals`, :func:`risk_shard_gradient`)."""
 
-    def __init__(self, options: MinRisk, tuning_set: TuningSet, init: Weights) -> None:
-        _check_metric(tuning_set)
+    def __init__(self, options: MinRisk, tuning_set: TuningSet | Shards, init: Weights) -> None:
         self.options = options
+        self.shards = LocalShards(tuning_set) if isinstance(tuning_set, TuningSet) else tuning_set
         self.tuning_set = tuning_set
-        self.names = tuning_set.feature_space.names
+        space = self.shards.feature_space
+        self.metric = self.shards.metric
+        self.names = space.names
         self.width = len(self.names)
-        self.start = init.vector(tuning_set.feature_space, self.width)
-        self.model_best = ModelBest(tuning_set)
-        self.space = _prepare(tuning_set, options, self.start, self.model_best)
+        self.start = init.vector(space, self.width)
+        order = self.shards.map(risk_shard_check)[0]
+        precisions = None
+        if options.objective == "linear-bleu" and options.linear_p is None:  # estimated from the whole corpus
+            precisions = estimate_precisions(np.vstack(self.shards.map(risk_shard_best_rows, self.start)), order)
+        self.key = f"minrisk:{self.shards.count}:{id(self)}"
+        parts = self.shards.map(risk_shard_prepare, self.key, options, self.start, precisions)
+        self.objective = _combined_objective(parts[0].objective, parts)
+        self.sentences = sum(part.sentences for part in parts)
+        self.shared = parts[0].shared  # leading total columns every shard adds to; the rest are each shard's own
+        self.own = [part.columns - part.shared for part in parts]
+        self.used = np.logical_or.reduce([part.used for part in parts])
         self.free = self._free_features()
         self.evaluations = 0
 
@@ -271,8 +287,7 @@ class RiskProblem:
         unknown = (self.options.fixed | set(self.options.bounds)) - set(self.names)
         if unknown:
             raise UsageError(f"--fix/--bounds name features the inputs do not have: {', '.join(sorted(unknown))}")
-        used = np.zeros(self.width, dtype=bool)
-        used[np.unique(self.space.features.indices)] = True
+        used = self.used
         fixed = np.array([name in self.options.fixed for name in self.names], dtype=bool)
         return np.flatnonzero(used & ~fixed)
 
@@ -287,13 +302,13 @@ class RiskProblem:
         result, entropy, gradient, scale_gradient = self._terms(w, gamma, temperature)
         l2 = self.options.l2
         value = result.value - temperature * entropy + 0.5 * l2 * float(w @ w)
-        figures = {"loss": result.value, "value": _own_sign(self.space.objective, result.value), "entropy": entropy}
+        figures = {"loss": result.value, "value": _own_sign(self.objective, result.value), "entropy": entropy}
         return value, gradient + l2 * w, scale_gradient, figures
 
     def evaluation(self, w: np.ndarray, gamma: float) -> Evaluation:
         """The tuned objective alone (T = 0, no L2) and its gradient, in the objective's own sign."""
         result, entropy, gradient, scale_gradient = self._terms(w, gamma, 0.0)
-        sign = _own_sign(self.space.objective, 1.0)
+        sign = _own_sign(self.objective, 1.0)
         return Evaluation(
             self.options.objective,
             sign * result.value,
@@ -301,25 +316,30 @@ class RiskProblem:
             {self.names[k]: sign * float(gradient[k]) for k in np.union1d(self.free, np.flatnonzero(gradient))},
             sign * scale_gradient,
             result.parts,
-            self.space.sentences,
+            self.sentences,
         )
 
     def _terms(
         self, w: np.ndarray, gamma: float, temperature: float
     ) -> tuple[ObjectiveValue, float, np.ndarray, float]:
         """The objective at ``(w, γ)``, the mean entropy, and the gradient of ``L - T·H`` in ``w`` and ``γ``:
-        one inside-outside pass, one covariance pass with the combined edge quantity."""
-        space = self.space
-        u = space.scores(w)
-        io = inside_outside(space.packed, gamma * u)
-        result = space.objective.evaluate(space.quantities.T @ io.posteriors)
-        sentences = space.sentences
-        entropy = float(io.log_partition.sum() - io.posteriors @ io.scores) / sentences
-        quantity = space.quantities @ result.coefficients
-        if temperature:
-            quantity = quantity + (temperature / sentences) * io.scores
-        c = score_gradient(space.packed, io, quantity)
-        return result, entropy, gamma * space.feature_sums(c), float(u @ c)
+        one inside-outside pass per shard giving its expected totals, the objective of the combined totals on
+        this side, then one covariance pass per shard with the combined edge quantity. Shards' parts are added
+        in shard order (one shard: its own values, exactly)."""
+        parts = self.shards.map(risk_shard_totals, self.key, w, gamma)
+        shared = _ordered_sum([totals[: self.shared] for totals, _, _ in parts])
+        totals = np.concatenate([shared, *(totals[self.shared :] for totals, _, _ in parts)])
+        result = self.objective.evaluate(totals)
+        sentences = self.sentences
+        entropy = float(_ordered_sum([lp for _, lp, _ in parts]) - _ordered_sum([ps for _, _, ps in parts])) / sentences
+        head, tail = result.coefficients[: self.shared], result.coefficients[self.shared :]
+        bounds = np.concatenate(([0], np.cumsum(self.own)))
+        coefficients = [np.concatenate((head, tail[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        gradients = self.shards.map(
+            risk_shard_gradient, self.key, w, gamma, coefficients, temperature / sentences if temperature else 0.0
+        )
+        gradient = _ordered_sum([g for g, _ in gradients])
+        return result, entropy, gamma * gradient, float(_ordered_sum([d for _, d in gradients]))
 
     # ------------------------------------------------------------------ training
     def fit(self) -> MinRiskResult:
@@ -338,7 +358,7 @@ class RiskProblem:
             if loss < best[0]:
                 best = (loss, w.copy(), gamma)
         _, w, gamma = best
-        weights = Weights.from_vector(self.tuning_set.feature_space, w)
+        weights = Weights.from_vector(self.shards.feature_space, w)
         return MinRiskResult(
             weights=weights,
             bleu_before=before,
@@ -346,7 +366,7 @@ class RiskProblem:
             history=history,
             seconds=time.perf_counter() - started,
             seed=options.seed,
-            metric=metric_label(self.tuning_set.metric),
+            metric=metric_label(self.metric),
             objective=options.objective,
             objective_before=value_before,
             objective_after=self.evaluation(w, gamma).value,
@@ -426,7 +446,108 @@ class RiskProblem:
 
     def metric_at(self, w: np.ndarray) -> float:
         """The tuning metric of the model-best translations under ``w``."""
-        return float(self.tuning_set.score(self.model_best.stats(w).sum(axis=0)))
+        return float(self.metric.score(np.vstack(self.shards.map(risk_shard_best_rows, w)).sum(axis=0)))
+
+
+# ---------------------------------------------------------------------- the objective's shard functions
+def _ordered_sum(values: list) -> object:
+    """``values[0] + values[1] + ...`` left to right: one shard's value is returned as it is."""
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+@dataclass(frozen=True)
+class RiskShardSummary:
+    """What a shard reports once prepared: its objective (for its sentences), sentence count, total columns
+    (``shared`` of them added across shards, the rest its own clipped n-gram types) and used features."""
+
+    objective: Objective
+    sentences: int
+    columns: int
+    shared: int
+    used: np.ndarray
+
+
+class _RiskShard:
+    """A shard's prepared search spaces and the last inside-outside pass (reused by the gradient call)."""
+
+    def __init__(self, tuning_set: TuningSet, options: MinRisk, start: np.ndarray, precisions: tuple | None) -> None:
+        self.model_best = ModelBest(tuning_set)
+        self.space = _prepare(tuning_set, options, start, self.model_best, precisions)
+        self.last: tuple[bytes, float, np.ndarray, object] | None = None
+
+    def pass_at(self, w: np.ndarray, gamma: float) -> tuple[np.ndarray, object]:
+        key = np.ascontiguousarray(w).tobytes()
+        if self.last is None or self.last[0] != key or self.last[1] != gamma:
+            u = self.space.scores(w)
+            self.last = (key, gamma, u, inside_outside(self.space.packed, gamma * u))
+        return self.last[2], self.last[3]
+
+
+def risk_shard_prepare(
+    shard: Shard, key: str, options: MinRisk, start: np.ndarray, precisions: tuple[float, float] | None
+) -> RiskShardSummary:
+    """Prepare the shard's search spaces under ``start`` and keep them; report its summary."""
+    prepared = shard.state[key] = _RiskShard(shard.tuning_set, options, start, precisions)
+    space = prepared.space
+    used = np.zeros(space.features.shape[1], dtype=bool)
+    used[np.unique(space.features.indices)] = True
+    objective = space.objective
+    shared = 2 * objective.max_order + 1 if isinstance(objective, ExpectedBleu) else space.quantities.shape[1]
+    return RiskShardSummary(objective, space.sentences, space.quantities.shape[1], shared, used)
+
+
+def risk_shard_totals(shard: Shard, key: str, w: np.ndarray, gamma: float) -> tuple[np.ndarray, float, float]:
+    """A shard's expected totals of its edge quantities at ``(w, γ)``, and its two entropy sums
+    (``Σ log Z`` and ``Σ posterior · score``)."""
+    prepared: _RiskShard = shard.state[key]
+    _, io = prepared.pass_at(w, gamma)
+    totals = prepared.space.quantities.T @ io.posteriors
+    return totals, float(io.log_partition.sum()), float(io.posteriors @ io.scores)
+
+
+def risk_shard_gradient(
+    shard: Shard, key: str, w: np.ndarray, gamma: float, coefficients: list[np.ndarray], temperature: float
+) -> tuple[np.ndarray, float]:
+    """A shard's part of the gradient: ``Σ_e c_e h_e`` and ``u · c`` for the covariance ``c`` of its edges with
+    the edge quantity ``quantities @ coefficients`` (+ ``temperature`` × score: T over the sentence count)."""
+    prepared: _RiskShard = shard.state[key]
+    u, io = prepared.pass_at(w, gamma)
+    space = prepared.space
+    quantity = space.quantities @ coefficients[shard.index]
+    if temperature:
+        quantity = quantity + temperature * io.scores
+    c = score_gradient(space.packed, io, quantity)
+    return space.feature_sums(c), float(u @ c)
+
+
+def risk_shard_best_rows(shard: Shard, w: np.ndarray) -> np.ndarray:
+    """A shard's sentences' statistics of their model-best translations under ``w``."""
+    model_best = shard.state.get("minrisk:model-best")
+    if model_best is None:
+        model_best = shard.state["minrisk:model-best"] = ModelBest(shard.tuning_set)
+    return model_best.stats(w)
+
+
+def _combined_objective(first: Objective, parts: list[RiskShardSummary]) -> Objective:
+    """The whole corpus's objective from the shards' own: the sentence count summed, xbleu's clipped n-gram
+    types concatenated in shard order."""
+    sentences = sum(part.sentences for part in parts)
+    if isinstance(first, ExpectedBleu):
+        orders = [part.objective.clip_orders for part in parts]
+        limits = [part.objective.clip_limits for part in parts]
+        if len(parts) == 1:
+            return first
+        return ExpectedBleu(first.max_order, first.smooth_bp, np.concatenate(orders), np.concatenate(limits))
+    return type(first)(sentences)
+
+
+def risk_shard_check(shard: Shard) -> int:
+    """The shard's metric checked (BLEU statistics); its n-gram order."""
+    _check_metric(shard.tuning_set)
+    return _max_order(shard.tuning_set)
 
 
 def _own_sign(objective: Objective, value: float) -> float:
@@ -446,8 +567,15 @@ def _check_metric(tuning_set: TuningSet) -> None:
 
 
 # ---------------------------------------------------------------------- preparing the search spaces
-def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, model_best: ModelBest) -> _Space:
-    """Pack the search spaces the objective runs on and their per-edge quantities."""
+def _prepare(
+    tuning_set: TuningSet,
+    options: MinRisk,
+    start: np.ndarray,
+    model_best: ModelBest,
+    precisions: tuple[float, float] | None = None,
+) -> _Space:
+    """Pack the search spaces the objective runs on and their per-edge quantities (``precisions``: linear
+    BLEU's p and r when estimated from a whole corpus this is a shard of)."""
     order = _max_order(tuning_set)
     graphs = list(tuning_set.graphs)
     if options.objective == "risk":
@@ -460,7 +588,7 @@ def _prepare(tuning_set: TuningSet, options: MinRisk, start: np.ndarray, model_b
         raise UsageError(f"{options.objective} on lattices and forests counts n-grams of word ids: use --tokenize "
                          "none without --lowercase")  # fmt: skip
     if options.objective == "linear-bleu":
-        return _linear_bleu_space(tuning_set, options, model_best.stats(start), order)
+        return _linear_bleu_space(tuning_set, options, model_best.stats(start), order, precisions)
     return _xbleu_space(tuning_set, options, model_best.stats(start), order)
 
 
@@ -509,10 +637,14 @@ def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
     return [other.edge_stats(s) if hg.is_kbest else None for s, hg in enumerate(tuning_set.graphs)]
 
 
-def _linear_bleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int) -> _Space:
+def _linear_bleu_space(
+    tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int, precisions: tuple | None = None
+) -> _Space:
     """One column: every edge's linear-BLEU gain, with ``p`` and ``r`` given or estimated from ``best``
     (the statistics of the model-best translations under the initial weights)."""
-    if options.linear_p is None:
+    if precisions is not None:
+        p, r = precisions
+    elif options.linear_p is None:
         p, r = estimate_precisions(best, order)
     else:
         p, r = float(options.linear_p), float(options.linear_r)

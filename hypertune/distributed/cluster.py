@@ -1,0 +1,122 @@
+"""Where the workers are: ``--cluster local[:N]`` or ``--cluster tcp://HOST:PORT``.
+
+``local[:N]`` starts a Dask ``LocalCluster`` of ``N`` worker processes (default: the machine's cores), one
+thread each, with ``NUMBA_NUM_THREADS``, ``OMP_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` set to 1 in the
+workers' environment so that N workers use N cores, not N times the cores. ``tcp://HOST:PORT`` connects to a
+running scheduler (``dask scheduler``) whose workers were started with ``dask worker --nthreads 1`` (see
+docs/distributed.md). The client's session closes the cluster it started when the run ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from hypertune.errors import UsageError
+
+#: environment of every local worker process: one thread per process for numba, OpenMP and BLAS
+WORKER_ENVIRONMENT = {
+    "NUMBA_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A parsed ``--cluster`` value: ``local`` with ``workers`` processes, or a scheduler ``address``."""
+
+    kind: str  # "local" or "remote"
+    workers: int = 0
+    address: str = ""
+
+    def describe(self) -> str:
+        return f"a local cluster of {self.workers} worker processes" if self.kind == "local" else self.address
+
+
+def parse_cluster(text: str) -> ClusterSpec:
+    """``local``, ``local:N`` or ``tcp://HOST:PORT`` (``tls://`` too); anything else is a usage error."""
+    if text == "local" or text.startswith("local:"):
+        count = text.partition(":")[2]
+        if not count:
+            return ClusterSpec("local", os.cpu_count() or 1)
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--cluster {text!r}: expected local, local:N with N >= 1, or tcp://HOST:PORT")
+        return ClusterSpec("local", int(count))
+    scheme, sep, rest = text.partition("://")
+    if sep and scheme in ("tcp", "tls", "ucx") and rest and ":" in rest:
+        return ClusterSpec("remote", address=text)
+    raise UsageError(f"--cluster {text!r}: expected local, local:N or a scheduler address tcp://HOST:PORT")
+
+
+def _import_dask() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(
+            "--cluster needs Dask distributed, which is not installed: pip install 'hypertune[dist]'"
+        ) from None
+    return distributed
+
+
+@contextmanager
+def open_cluster(
+    spec: ClusterSpec | str, progress: Callable[[str], None] | None = None, timeout: float = 30.0
+) -> Iterator[Any]:
+    """A ``distributed.Client`` of the cluster ``spec`` for the ``with`` block (a local cluster is started
+    and shut down with it). ``progress`` gets the dashboard's address when the scheduler serves one (it
+    needs ``bokeh``). A scheduler that cannot be reached within ``timeout`` seconds is a one-line error."""
+    spec = parse_cluster(spec) if isinstance(spec, str) else spec
+    distributed = _import_dask()
+    for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler"):
+        logging.getLogger(name).setLevel(logging.ERROR)  # a lost worker is reported once, by us
+    cluster = None
+    try:
+        if spec.kind == "local":
+            try:
+                import bokeh  # noqa: F401 - the dashboard's dependency
+
+                dashboard: str | None = ":0"
+            except ImportError:
+                dashboard = None
+            cluster = distributed.LocalCluster(
+                n_workers=spec.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=dashboard,
+                silence_logs=logging.ERROR,
+                env=dict(WORKER_ENVIRONMENT),
+            )
+            client = distributed.Client(cluster, timeout=timeout)
+        else:
+            client = distributed.Client(spec.address, timeout=timeout)
+    except (OSError, TimeoutError) as error:
+        if cluster is not None:
+            cluster.close()
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise UsageError(f"--cluster {spec.address or 'local'}: cannot reach the scheduler ({reason})") from None
+    try:
+        link = dashboard_link(client)
+        if progress is not None:
+            progress(f"dask: {spec.describe()}" + (f", dashboard {link}" if link else " (no dashboard: needs bokeh)"))
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def dashboard_link(client: Any) -> str | None:
+    """The scheduler's dashboard address, or None when it serves none."""
+    try:
+        services = client.scheduler_info().get("services", {})
+    except Exception:  # noqa: BLE001 - an old or unusual scheduler: no link
+        return None
+    if "dashboard" not in services:
+        return None
+    return client.dashboard_link

@@ -1,0 +1,197 @@
+"""A tuning set sharded over Dask workers: :class:`DaskShards`, the cluster's
+:class:`~hypertune.tuners.corpus.Shards`.
+
+Shard ``k`` of ``count`` (the sentences :func:`~hypertune.tuners.corpus.shard_ranges` gives it) is loaded
+by worker ``k mod W`` (workers sorted by address) with the caller's ``loader(k, count)`` -- run on the
+worker, reading the input files there -- and kept in that worker process's memory for the whole run
+(:data:`_HELD`). ``map(function, *args)`` sends ``function`` (by name) and ``args`` to every shard's
+worker, pinned there, and gathers the results in shard order; nothing else travels.
+
+Worker loss: every wait checks that each shard's worker is still in the scheduler's list. When one is
+gone, the run stops with :class:`ShardLost`, one line naming the shard, its sentences and the worker. The
+shard is not reloaded elsewhere: MERT and the gradient tuners could be resumed that way, but MIRA's
+shards keep state between epochs (background corpus, running average), so a silent reload would change
+results; stopping keeps every finished run bit-identical to the single-process one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import distributed
+
+from hypertune.errors import HypertuneError
+from hypertune.metrics import Metric
+from hypertune.symbols import FeatureSpace
+from hypertune.tuners.corpus import Shard, TuningSet
+
+R = TypeVar("R")
+#: ``loader(index, count)`` -> (shard ``index`` of ``count`` as a tuning set, its first sentence in the whole set);
+#: it runs on the worker, so it must be picklable (a module-level function or a ``functools.partial`` of one)
+ShardLoader = Callable[[int, int], tuple[TuningSet, int]]
+
+#: the shards this worker process holds, by (run, shard index)
+_HELD: dict[tuple[str, int], Shard] = {}
+
+
+class ShardLost(HypertuneError):
+    """A worker holding a shard left the cluster during a run (its process died or was killed)."""
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """What a worker reports after loading its shard: sizes, the feature names (in id order) and where."""
+
+    index: int
+    start: int
+    sentences: int
+    feature_names: tuple[str, ...]
+    sentence_ids: tuple[int, ...]
+    worker: str
+    pid: int
+    seconds: float
+
+
+def _load(run: str, index: int, count: int, loader: ShardLoader) -> ShardInfo:
+    """On a worker: load shard ``index`` of ``count`` and keep it (runs once per shard)."""
+    began = time.perf_counter()
+    tuning_set, start = loader(index, count)
+    _HELD[run, index] = Shard(index, count, start, tuning_set)
+    return ShardInfo(
+        index,
+        start,
+        len(tuning_set),
+        tuple(tuning_set.feature_space.names),
+        tuple(tuning_set.sentence_ids or ()),
+        distributed.get_worker().address,
+        os.getpid(),
+        time.perf_counter() - began,
+    )
+
+
+def _call(run: str, index: int, function: Callable[..., R], *args: Any) -> R:
+    """On a worker: ``function(shard, *args)`` on the shard this worker holds."""
+    shard = _HELD.get((run, index))
+    if shard is None:
+        raise ShardLost(f"shard {index} is not held by worker {distributed.get_worker().address} (was it restarted?)")
+    return function(shard, *args)
+
+
+def _release(run: str) -> int:
+    """On a worker: forget the run's shards."""
+    keys = [key for key in _HELD if key[0] == run]
+    for key in keys:
+        del _HELD[key]
+    return len(keys)
+
+
+class DaskShards:
+    """The tuning set of ``loader`` cut into ``count`` shards (default: one per worker), each loaded and held by
+    a worker of ``client`` (see the module docstring; the loader cuts by
+    :func:`~hypertune.tuners.corpus.shard_ranges`). ``metric`` scores merged statistics on the client.
+    ``progress`` gets a line as shards finish loading. Use as a context manager (or call :meth:`close`) to
+    free the workers' memory."""
+
+    def __init__(
+        self,
+        client: Any,
+        loader: ShardLoader,
+        metric: Metric,
+        count: int | None = None,
+        progress: Callable[[str], None] | None = None,
+        poll: float = 0.5,
+    ) -> None:
+        self.client = client
+        self.metric = metric
+        self.poll = poll
+        self.run = uuid.uuid4().hex
+        workers = sorted(client.nthreads())
+        if not workers:
+            raise ShardLost("the cluster has no workers")
+        self.count = count or len(workers)
+        self.workers = [workers[k % len(workers)] for k in range(self.count)]
+        started = time.perf_counter()
+        futures = [
+            client.submit(_load, self.run, k, self.count, loader, workers=[w], allow_other_workers=False, pure=False)
+            for k, w in enumerate(self.workers)
+        ]
+        infos: list[ShardInfo] = []
+        for done, future in enumerate(distributed.as_completed(futures), 1):
+            self._check_workers(futures)
+            infos.append(future.result())
+            if progress is not None:
+                progress(f"\rdask: {done}/{self.count} shards loaded")
+        infos.sort(key=lambda info: info.index)
+        self.infos = infos
+        names = infos[0].feature_names
+        for info in infos[1:]:
+            if info.feature_names != names:
+                raise HypertuneError(
+                    f"shard {info.index} read the features in another order than shard 0: every worker must see "
+                    "the same input files"
+                )
+        self.feature_space = FeatureSpace(names)
+        self.sentences = sum(info.sentences for info in infos)
+        self.sentence_ids = [i for info in infos for i in info.sentence_ids]
+        self.load_seconds = time.perf_counter() - started
+        self.calls = 0
+        self.bytes_sent = 0
+        if progress is not None:
+            progress(f"\rdask: {self.count} shards of {self.sentences} sentences loaded in {self.load_seconds:.1f} s\n")
+
+    def __len__(self) -> int:
+        return self.sentences
+
+    def describe(self, index: int) -> str:
+        info = self.infos[index] if hasattr(self, "infos") else None
+        where = f"shard {index} of {self.count}"
+        if info is not None:
+            where += f" (sentences {info.start}-{info.start + info.sentences - 1})"
+        return where
+
+    def map(self, function: Callable[..., R], *args: Any) -> list[R]:
+        """``function(shard, *args)`` on every shard's worker; the results in shard order."""
+        futures = [
+            self.client.submit(_call, self.run, k, function, *args, workers=[w], allow_other_workers=False, pure=False)
+            for k, w in enumerate(self.workers)
+        ]
+        self.calls += 1
+        return self._gather(futures)
+
+    def _gather(self, futures: Sequence[Any]) -> list[Any]:
+        while True:
+            try:
+                distributed.wait(futures, timeout=self.poll)
+                break
+            except (TimeoutError, distributed.TimeoutError):
+                self._check_workers(futures)
+        return self.client.gather(list(futures))
+
+    def _check_workers(self, futures: Sequence[Any]) -> None:
+        """Stop with :class:`ShardLost` when a shard's worker has left the cluster."""
+        alive = set(self.client.nthreads())
+        for k, worker in enumerate(self.workers):
+            if worker not in alive:
+                for future in futures:
+                    future.cancel()
+                raise ShardLost(
+                    f"lost {self.describe(k)}: its worker {worker} left the cluster (died or was killed); "
+                    "the run stopped (restart it: shards are reloaded from the files)"
+                )
+
+    def close(self) -> None:
+        try:
+            self.client.run(_release, self.run)
+        except Exception:  # noqa: BLE001 - a cluster going away frees the memory anyway
+            pass
+
+    def __enter__(self) -> DaskShards:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
