@@ -115,6 +115,23 @@ def test_ramp_and_costmargin_steps_by_hand():
     assert step.loss == pytest.approx(0.8) and step.diff == pytest.approx([-0.4, 0.4])
 
 
+def test_ramp_cccp_fixes_the_hopes_for_a_round():
+    space = ListSpace(TWO)
+    ramp = make_structured_loss("ramp", cccp_passes=2)
+    ramp.start(space, np.array([1.0, 0.0]))
+    ramp.begin_epoch(space, np.array([1.0, 0.0]), 1)  # round start: s0's hope under (1, 0) is e1 (0 + 6 > 1 + 2)
+    moved = np.array([100.0, 0.0])  # under these weights the hope would be e0 (100 + 2 > 6), as the fear is
+    step = ramp.step(space, 0, moved)
+    # hope e1 (fixed), fear e0: loss (100 + 10·0.8) − (0 − 10·0.4) = 112
+    assert step.loss == pytest.approx(112.0) and dict(zip(step.idx, step.diff, strict=True)) == {0: -1.0, 1: 1.0}
+    ramp.begin_epoch(space, moved, 2)  # the same round: hopes kept
+    assert ramp.step(space, 0, moved).loss == pytest.approx(112.0)
+    ramp.begin_epoch(space, moved, 3)  # a new round: the hope is e0 = the fear, nothing to learn
+    assert ramp.step(space, 0, moved).idx.size == 0
+    plain = make_structured_loss("ramp")  # hope searched at every visit
+    assert plain.step(space, 0, moved).idx.size == 0
+
+
 @settings(deadline=None, max_examples=30)
 @given(st.integers(0, 10**6), st.floats(0.5, 3.0))
 def test_softmax_margin_gradient_matches_central_differences(seed, alpha):

@@ -172,6 +172,9 @@ class StructuredLoss:
     def start(self, space: ListSpace | GraphSpace, w: np.ndarray) -> None:
         """Called once before the first epoch, with the initial weights (per-sentence state starts here)."""
 
+    def begin_epoch(self, space: ListSpace | GraphSpace, w: np.ndarray, epoch: int) -> None:
+        """Called before every epoch (from 1) with the weights of the moment."""
+
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
         raise NotImplementedError
 
@@ -239,17 +242,31 @@ class LatentSvmLoss(StructuredLoss):
 class RampLoss(StructuredLoss):
     """Ramp loss 3 of Gimpel & Smith 2012 (cdec's ``rampion``): with cost ``α(1 − B)``,
     ``max_e [w·h(e) + cost(e)] − max_e [w·h(e) − cost(e)]``, i.e. the fear against the hope; defaults α = 10,
-    rate 1e-4 and L2 λ = 1/N per step (rampion's ``C`` = 1 spread over the N sentences). The hope is searched
-    again at every visit (stochastic subgradient descent on the ramp loss itself, not rampion's CCCP rounds)."""
+    rate 1e-4 and L2 λ = 1/N per step (rampion's ``C`` = 1 spread over the N sentences). By default the hope is
+    searched again at every visit (stochastic subgradient descent on the ramp loss itself); with
+    ``cccp_passes = T''`` the hopes of all sentences are fixed at the start of every round of T'' epochs, under
+    the weights of that moment, and only the fear moves within a round: rampion's CCCP (its defaults: T'' = 5,
+    10 rounds, sentences in corpus order)."""
 
     name = "ramp"
     default_rate = 1e-4
 
-    def __init__(self, cost_scale: float = 10.0) -> None:
+    def __init__(self, cost_scale: float = 10.0, cccp_passes: int = 0) -> None:
         super().__init__(cost_scale)
+        if cccp_passes < 0:
+            raise UsageError(f"--cccp-passes must be >= 0, got {cccp_passes}")
+        self.cccp_passes = cccp_passes
+        self.hopes: list[Derivation] = []
+
+    def begin_epoch(self, space: ListSpace | GraphSpace, w: np.ndarray, epoch: int) -> None:
+        if self.cccp_passes and (epoch - 1) % self.cccp_passes == 0:  # a new CCCP round: fix the hopes
+            self.hopes = [space.pick(s, w, self.cost_scale)[0] for s in range(space.sentences)]
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        hope, fear = space.pick(sentence, w, self.cost_scale, -self.cost_scale)
+        if self.cccp_passes:
+            hope, fear = self.hopes[sentence], space.pick(sentence, w, -self.cost_scale)[0]
+        else:
+            hope, fear = space.pick(sentence, w, self.cost_scale, -self.cost_scale)
         a = self.cost_scale
         loss = (fear.score(w) + a * (1.0 - fear.gain)) - (hope.score(w) - a * (1.0 - hope.gain))
         return _pair_step(hope, fear, loss)
@@ -348,8 +365,11 @@ def _lengths(space: ListSpace, sentence: int) -> np.ndarray | None:
     return lengths[lo:hi]
 
 
-def make_structured_loss(name: str, cost_scale: float | None = None, target: str = "oracle") -> StructuredLoss:
-    """The structured loss called ``name`` (:data:`STRUCTURED_LOSSES`), with its default α unless given."""
+def make_structured_loss(
+    name: str, cost_scale: float | None = None, target: str = "oracle", cccp_passes: int = 0
+) -> StructuredLoss:
+    """The structured loss called ``name`` (:data:`STRUCTURED_LOSSES`), with its default α unless given;
+    ``target`` for perceptron and latent-svm, ``cccp_passes`` for ramp."""
     classes = {
         "perceptron": PerceptronLoss,
         "latent-svm": LatentSvmLoss,
@@ -362,6 +382,8 @@ def make_structured_loss(name: str, cost_scale: float | None = None, target: str
     options: dict[str, object] = {} if cost_scale is None else {"cost_scale": cost_scale}
     if name in ("perceptron", "latent-svm"):
         options["target"] = target
+    if name == "ramp":
+        options["cccp_passes"] = cccp_passes
     return classes[name](**options)
 
 
@@ -507,6 +529,7 @@ class OnlineTrainer:
         minibatch: int = 1,
         cost_scale: float | None = None,
         target: str = "oracle",
+        cccp_passes: int = 0,
         average: bool | None = None,
         shuffle: bool = True,
         kbest: int = 100,
@@ -534,8 +557,9 @@ class OnlineTrainer:
         if normalize not in ("l1", "none"):
             raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
         self.structured = (
-            make_structured_loss(loss, cost_scale, target) if loss in STRUCTURED_LOSSES else None
+            make_structured_loss(loss, cost_scale, target, cccp_passes) if loss in STRUCTURED_LOSSES else None
         )  # checks the loss's options now
+        self.cccp_passes = cccp_passes
         chosen = optimizer
         if chosen == "auto":
             chosen = self.structured.default_optimizer if self.structured else "sgd"
@@ -563,7 +587,7 @@ class OnlineTrainer:
     # ------------------------------------------------------------------ pieces
     def _loss(self) -> StructuredLoss:
         if self.loss in STRUCTURED_LOSSES:
-            return make_structured_loss(self.loss, self.cost_scale, self.target)
+            return make_structured_loss(self.loss, self.cost_scale, self.target, self.cccp_passes)
         return BatchLossAdapter(self.loss, self.top_k, self.sample, self.acceptance, self.seed)
 
     def space(self, tuning_set: TuningSet, start: np.ndarray, loss: StructuredLoss) -> ListSpace | GraphSpace:
@@ -611,6 +635,7 @@ class OnlineTrainer:
         for epoch in range(1, self.epochs + 1):
             began = time.perf_counter()
             order = rng.permutation(space.sentences) if self.shuffle else np.arange(space.sentences)
+            loss.begin_epoch(space, w, epoch)
             updates, losses = 0, 0.0
             for first in range(0, order.size, self.minibatch):
                 steps = [loss.step(space, int(s), w) for s in order[first : first + self.minibatch]]
