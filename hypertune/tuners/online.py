@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -401,7 +401,6 @@ class OnlineOptimizer:
     C: float = 0.01
     r: float = 1.0
     delta: float = 1e-8
-    steps: int = field(default=0, init=False)
 
     def start(self, width: int) -> None:
         self.sigma = np.ones(width)  # AROW's diagonal confidence
@@ -411,7 +410,6 @@ class OnlineOptimizer:
 
     def apply(self, w: np.ndarray, step: Step) -> bool:
         """Update ``w`` by one (minibatch) step; returns whether the weights moved."""
-        self.steps += 1
         idx, diff = step.idx, step.diff
         moved = step.loss > 0.0 and idx.size > 0
         if self.name == "perceptron":
@@ -437,7 +435,7 @@ class OnlineOptimizer:
         return moved
 
     def _arow(self, w: np.ndarray, step: Step) -> bool:
-        """AROW (Crammer et al. 2009) with a diagonal Σ, as Chiang 2012 (section 6.2) runs it:
+        """AROW (Crammer et al. 2009) with a diagonal Σ, the form Chiang 2012 uses for MT:
         ``β = 1/(dᵀΣd + r)``, ``w += loss·β·Σd``, ``Σ −= β(Σd)²``."""
         idx, diff = step.idx, step.diff
         sigma_d = self.sigma[idx] * diff
