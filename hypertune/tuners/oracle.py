@@ -45,7 +45,7 @@ import numpy as np
 
 from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest
-from hypertune.errors import InputError, UsageError
+from hypertune.errors import GraphError, InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
@@ -249,7 +249,13 @@ class _Search:
         start = self.sentence_oracle(sentence, "partial")
         start_stats = self.decoder.stats_of(sentence, [self.decoder.words(sentence, start)])[0]
         incumbent = (start_stats[0 : 2 * self.order : 2], int(start_stats[1]), float(scores[start].sum()))
-        split = self.split_graph(sentence)
+        try:
+            split = self.split_graph(sentence)
+        except GraphError as error:
+            raise UsageError(
+                f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound needs the "
+                f"graph split by n-gram state, and {error} (use --method partial)"
+            ) from None
         metric = self.metric
         lengths = np.asarray([len(metric.ids(r)) for r in self.tuning_set.references[sentence]], dtype=np.int64)
         limit = self.options.max_expansions
