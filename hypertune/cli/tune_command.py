@@ -329,9 +329,7 @@ def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_pa
         os.makedirs(folder, exist_ok=True)
         write_atomically(os.path.join(folder, "weights"), written)
         config = settings.decoder_config.write(weights, folder)
-        staging = os.path.join(folder, ".output.partial")
-        workdir.discard("test", ".output.partial")
-        os.makedirs(staging)
+        staging = workdir.staging("test", "output")
         values = {
             "weights": config,
             "kbest": os.path.join(staging, "kbest"),

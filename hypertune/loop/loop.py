@@ -220,9 +220,7 @@ class TuningLoop:
             weights = read_weights(self._weights_file(i))
             write_atomically(workdir.iteration(i, "weights"), format_weights(weights, "cdec"))
             config = settings.decoder_config.write(weights, folder)
-            staging = workdir.iteration(i, ".output.partial")
-            workdir.discard(staging)  # a decoding a kill interrupted is done again
-            os.makedirs(staging)
+            staging = workdir.staging(f"iteration-{i:03d}", "output")  # a decoding a kill interrupted is redone
             values = {
                 "weights": config,
                 "kbest": os.path.join(staging, "kbest"),

@@ -126,6 +126,20 @@ class WorkDir:
             )
         return True
 
+    def staging(self, *parts: str) -> str:
+        """A fresh folder for a decoder to write into, next to ``parts`` (``.output.partial-PID``) after
+        discarding every earlier attempt's: a decoder orphaned by a killed run (a shell's child outlives
+        the shell) may still be writing into its own folder, never into this one."""
+        folder = os.path.dirname(self.file(*parts))
+        os.makedirs(folder, exist_ok=True)
+        prefix = f".{os.path.basename(parts[-1])}.partial"
+        for name in os.listdir(folder):
+            if name.startswith(prefix):
+                self.discard(os.path.relpath(os.path.join(folder, name), self.path))
+        path = os.path.join(folder, f"{prefix}-{os.getpid()}")
+        os.makedirs(path)
+        return path
+
     def discard(self, *parts: str) -> None:
         """Remove a half-made file or folder (a decoder's output that never finished): it is renamed out of
         the way first, so a decoder still writing there (orphaned by a ``kill -9``) cannot refill it."""
