@@ -7,6 +7,7 @@ import math
 import warnings
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,10 +25,13 @@ from hypertune.weights import Weights
 REFERENCES = ["a b c", "a a b d", "c d a b c", "b a", "d d c a b a c"]
 
 
-def written_out_bleu_plus_one(words: list[str], references: list[list[str]], k: float = 1.0, order: int = 4) -> float:
+def written_out_bleu_plus_one(
+    words: list[str], references: list[list[str]], k: float = 1.0, order: int = 4, ref_length: str = "closest"
+) -> float:
     """BLEU+1 (Lin & Och 2004) by its definition: clipped n-gram matches (largest count in one reference),
     unigram precision unsmoothed, orders 2..N as (m + k) / (c + k), the closest reference length (ties to the
-    shorter), brevity penalty exp(min(0, 1 - r/c)); 0 without a unigram match."""
+    shorter; or the shortest, or the average), brevity penalty exp(min(0, 1 - r/c)); 0 without a unigram
+    match."""
 
     def grams(tokens: list[str], n: int) -> Counter:
         return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
@@ -48,7 +52,13 @@ def written_out_bleu_plus_one(words: list[str], references: list[list[str]], k: 
         add = k if n > 1 else 0.0
         log_precision += math.log(matches + add) - math.log(total + add)
     c = len(words)
-    r = min((len(ref) for ref in references), key=lambda length: (abs(length - c), length))
+    lengths = [len(ref) for ref in references]
+    if ref_length == "shortest":
+        r = min(lengths)
+    elif ref_length == "average":
+        r = sum(lengths) / len(lengths)
+    else:
+        r = min(lengths, key=lambda length: (abs(length - c), length))
     return math.exp(log_precision / order + min(0.0, 1.0 - r / c))
 
 
@@ -58,24 +68,24 @@ def tuning_set_of(graphs, references, **options) -> TuningSet:
         return TuningSet.from_corpus(graphs, references, get_metric("bleu+1", tokenize="none", **options))
 
 
-def brute_force_oracle(tuning_set: TuningSet, sentence: int, w: Weights, k: float = 1.0) -> tuple[str, float]:
+def brute_force_oracle(tuning_set: TuningSet, sentence: int, w: Weights, **bleu) -> tuple[str, float]:
     """The oracle string by the tie rule (best BLEU+1 to 1e-12, then the best model score of the string to
     1e-9, then the greatest string) over every derivation, and its BLEU+1."""
     hg = tuning_set.graphs[sentence]
     references = [r.split() for r in tuning_set.references[sentence]]
-    scores = w.edge_scores(hg)
+    edge_scores = w.edge_scores(hg)
     best_model: dict[str, float] = {}
-    bleu: dict[str, float] = {}
+    scores: dict[str, float] = {}
     for d in enumerate_derivations(hg):
         text = tuning_set.text(hg.derivation_yield(d))
-        model = float(scores[d.edges()].sum())
+        model = float(edge_scores[d.edges()].sum())
         best_model[text] = max(best_model.get(text, -math.inf), model)
-        bleu[text] = written_out_bleu_plus_one(text.split(), references, k)
-    top = max(bleu.values())
-    tied = [t for t in bleu if bleu[t] >= top - 1e-12]
+        scores[text] = written_out_bleu_plus_one(text.split(), references, **bleu)
+    top = max(scores.values())
+    tied = [t for t in scores if scores[t] >= top - 1e-12]
     model = max(best_model[t] for t in tied)
     winner = max(t for t in tied if best_model[t] >= model - 1e-9 * max(1.0, abs(model)))
-    return winner, bleu[winner]
+    return winner, scores[winner]
 
 
 def branch_and_bound(tuning_set: TuningSet, w: Weights):
@@ -110,11 +120,22 @@ def test_ties_without_weights_go_to_the_greatest_string(hg, reference):
     assert branch_and_bound(tuning_set, Weights()).text == brute_force_oracle(tuning_set, 0, Weights())[0]
 
 
-@given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES), st.sampled_from([0.1, 2.0]))
-def test_add_k_smoothing_is_bounded_too(hg, reference, k):
-    tuning_set = tuning_set_of([hg], [[reference]], smooth="add-k", smooth_value=k)
-    found = branch_and_bound(tuning_set, Weights({"f0": 0.5}))
-    assert found.text == brute_force_oracle(tuning_set, 0, Weights({"f0": 0.5}), k)[0]
+@given(
+    hypergraphs(max_nodes=7, max_derivations=600),
+    st.lists(st.sampled_from(REFERENCES), min_size=1, max_size=3),
+    st.sampled_from([0.1, 1.0, 2.0]),
+    st.sampled_from(["closest", "shortest", "average"]),
+    st.integers(1, 4),
+)
+def test_other_smoothing_orders_and_reference_lengths_are_bounded_too(hg, references, k, ref_length, order):
+    """BLEU with add-k smoothing, any order, every reference-length rule the bound is written for."""
+    options = {"smooth": "add-k", "smooth_value": k, "ref_length": ref_length, "max_order": order}
+    tuning_set = tuning_set_of([hg], [references], **options)
+    w = Weights({"f0": 0.5})
+    found = branch_and_bound(tuning_set, w)
+    text, score = brute_force_oracle(tuning_set, 0, w, k=k, order=order, ref_length=ref_length)
+    assert found.text == text
+    assert found.score == pytest.approx(score, abs=1e-12)
 
 
 @given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES), weights)
@@ -194,3 +215,29 @@ def test_moses_forests_beyond_enumeration_are_searched(shared, tmp_path):
         best_listed = max(written_out_bleu_plus_one(tuning_set.text(hg.derivation_yield(d)).split(), references)
                           for _, d in kbest)  # fmt: skip
         assert oracle.score >= best_listed - 1e-12
+
+
+@pytest.mark.slow
+def test_seeded_random_forests_and_lattices_against_brute_force():
+    """Ten seeded random graphs of 60 edges with 1,000 to 20,000 derivations (so the exact method would
+    search, not enumerate), two noisy references each, random weights: the default exact method equals brute
+    force."""
+    from hypertune.algorithms import sample
+    from hypertune.generate import random_hypergraph
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    while checked < 10:
+        lattice = checked % 2 == 1
+        hg = random_hypergraph(60, vocabulary_size=12, num_features=3, lattice=lattice, seed=int(rng.integers(2**31)))
+        if not 1_000 < count_derivations(hg) <= 20_000:
+            continue
+        words = sample(hg, Weights(), 1, random_state=checked)[0].words
+        vocabulary = [hg.vocabulary.word(i) for i in range(len(hg.vocabulary))]
+        references = [" ".join(w if rng.random() > 1 / 3 else str(rng.choice(vocabulary)) for w in words) for _ in "ab"]
+        tuning_set = TuningSet([hg], [references], get_metric("bleu+1", tokenize="none"))
+        w = Weights({name: float(rng.normal()) for name in hg.feature_space.names})
+        result = OracleSearch(method="exact").run(tuning_set, w)
+        assert result.details["exact"]["searched"] == 1
+        assert result.oracles[0].text == brute_force_oracle(tuning_set, 0, w)[0]
+        checked += 1
