@@ -174,8 +174,12 @@ class CommandStep:
         captured = io.StringIO()
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
             warnings.simplefilter("always")
-            args.run(args)
+            code = args.run(args)
         self._pass_on(caught)
+        if code:
+            from hypertune.errors import HypertuneError
+
+            raise HypertuneError(f"hypertune {self.tuner} exited with status {code} on {' '.join(inputs)}")
         return json.loads(captured.getvalue())
 
     def score(self, inputs: list[str], weights: str) -> float:
