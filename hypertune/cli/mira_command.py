@@ -28,7 +28,7 @@ corpus BLEU of the model-best translations. See docs/mira.md.
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
     from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_graph_format_option, add_strict_option
+    from hypertune.cli.tuning import add_cluster_options, add_graph_format_option, add_strict_option
     from hypertune.metrics.tokenize import TOKENIZERS
 
     parser = subparsers.add_parser(
@@ -93,6 +93,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
     add_graph_format_option(parser)
     add_strict_option(parser)
+    parser.add_argument(
+        "--select",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with shards (--cluster/--shards): mix only the K features of largest l2 norm across shards, the "
+        "others 0 (Simianer et al. 2012; default 0: all)",
+    )
+    add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU per epoch")
     parser.set_defaults(run=run, outputs=("out", "plot"))
@@ -102,6 +111,15 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     """The tuning set (k-best lists accumulated by sentence id, references looked up by id) and the initial
     weights, through the loader every tuning command shares."""
     from hypertune.cli.tuning import load_tuning_set, load_weights
+
+    metric = input_arguments(args)
+    tuning_set = load_tuning_set(args, metric)
+    weights, _ = load_weights(args.init, tuning_set, args)
+    return tuning_set, weights
+
+
+def input_arguments(args: argparse.Namespace) -> Any:
+    """kbmira's input options gathered into ``args.inputs`` and checked; the BLEU metric to tune."""
     from hypertune.errors import UsageError
     from hypertune.metrics import BleuMetric
 
@@ -112,19 +130,27 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, hypergraphs or an hgdir")
     if not args.init:
         raise UsageError("give the initial weights with --init (or --dense-init/--sparse-init)")
-    metric = BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
-    tuning_set = load_tuning_set(args, metric)
-    weights, _ = load_weights(args.init, tuning_set, args)
-    return tuning_set, weights
+    return BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
 
 
 def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.tuning import load_weights, local_shards, open_shards
+
+    started = time.perf_counter()
+    if args.cluster:
+        with open_shards(args, metric=input_arguments(args)) as shards:
+            initial, _ = load_weights(args.init, shards, args)
+            return _run(args, shards, shards, initial, started)
+    tuning_set, initial = load_inputs(args)
+    return _run(args, tuning_set, local_shards(args, tuning_set) or tuning_set, initial, started)
+
+
+def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, started: float) -> int:
+    """Train on ``data`` (the tuning set, or its shards: iterative parameter mixing); report ``tuning_set``."""
     from hypertune.cli.common import show_progress
     from hypertune.cli.tuning import report_tuning
     from hypertune.tuners.mira import Mira
 
-    started = time.perf_counter()
-    tuning_set, initial = load_inputs(args)
     load_seconds = time.perf_counter() - started
 
     def report(epoch: Any) -> None:
@@ -145,9 +171,11 @@ def run(args: argparse.Namespace) -> int:
         gain=args.gain,
         accumulate=args.accumulate,
         mode=args.type or "auto",
+        select=args.select,
         progress=report if show_progress(args) else None,
     )
-    result = mira.fit(tuning_set, initial)
+    result = mira.fit(data, initial)
     result.timing["load"] = load_seconds
     result.timing["total"] = result.seconds = time.perf_counter() - started
-    return report_tuning(args, tuning_set, result, f"epoch {result.best_epoch} of {args.epochs}, {result.mode}")
+    mixing = f", mixing {data.count} shards" if data is not tuning_set or args.cluster else ""
+    return report_tuning(args, tuning_set, result, f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}")

@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
 def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) -> None:
     from hypertune.cli.common import add_output_options
     from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_input_options, add_metric_options
+    from hypertune.cli.tuning import add_cluster_options, add_input_options, add_metric_options
     from hypertune.formats.weights import WEIGHTS_FORMATS
     from hypertune.tuners.losses import ACCEPTANCES, LOSSES
     from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
@@ -95,6 +95,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU and the loss per L-BFGS iteration")
     parser.set_defaults(run=run, outputs=("out", "plot"), **({} if with_loss else {"loss": "pro"}))
@@ -132,8 +133,9 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import show_progress
     from hypertune.cli.tuning import load_tuning_set, load_weights, report_tuning
     from hypertune.errors import UsageError
-    from hypertune.tuners.train import Trainer
 
+    if args.cluster or args.shards is not None:
+        return _run_sharded(args)
     tuning_set = load_tuning_set(args)
     init, _ = load_weights(args.init, tuning_set, args)
 
@@ -185,7 +187,21 @@ def run(args: argparse.Namespace) -> int:
             f"{result.nonzero} of {result.features} weights nonzero"
         )
         return report_tuning(args, tuning_set, result, details)
-    trainer = Trainer(
+    trainer = _trainer(args, report if show_progress(args) else None)
+    result = trainer.fit(tuning_set, init)
+    if show_progress(args):
+        sys.stderr.write("\n")
+    details = (
+        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
+    )
+    return report_tuning(args, tuning_set, result, details)
+
+
+def _trainer(args: argparse.Namespace, progress: Any) -> Any:
+    """The batch trainer of the command's options."""
+    from hypertune.tuners.train import Trainer
+
+    return Trainer(
         loss=args.loss,
         l2=args.l2,
         l1=args.l1,
@@ -199,12 +215,41 @@ def run(args: argparse.Namespace) -> int:
         normalize=args.normalize,
         iterations=args.iterations,
         seed=args.seed,
-        progress=report if show_progress(args) else None,
+        progress=progress,
     )
-    result = trainer.fit(tuning_set, init)
+
+
+def _run_sharded(args: argparse.Namespace) -> int:
+    """``--cluster`` or ``--shards``: the batch losses over shards (partial losses and gradients summed in shard
+    order); the online tuners run in one process."""
+    from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.errors import UsageError
+    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
+
+    if args.loss in STRUCTURED_LOSSES or args.optimizer in ONLINE_OPTIMIZERS:
+        raise UsageError(f"--cluster and --shards run the batch losses; the {args.loss} loss with {args.optimizer} "
+                         "runs in one process")  # fmt: skip
+
+    def report(entry: Any) -> None:
+        sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "
+                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+        sys.stderr.flush()
+
+    trainer = _trainer(args, report if show_progress(args) else None)
+    with open_shards(args) as shards:
+        if shards is None:
+            tuning_set = load_tuning_set(args)
+            init, _ = load_weights(args.init, tuning_set, args)
+            data = local_shards(args, tuning_set)
+        else:
+            tuning_set = data = shards
+            init, _ = load_weights(args.init, shards, args)
+        result = trainer.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
     details = (
-        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
+        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations, "
+        f"{data.count} shards"
     )
     return report_tuning(args, tuning_set, result, details)

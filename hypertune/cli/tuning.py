@@ -370,10 +370,13 @@ def _progress_line(message: str) -> None:
 
 
 @contextmanager
-def open_shards(args: argparse.Namespace, prune_density: float = 0.0) -> Iterator[Shards | None]:
+def open_shards(
+    args: argparse.Namespace, prune_density: float = 0.0, metric: Metric | None = None
+) -> Iterator[Shards | None]:
     """The command's tuning set sharded on the cluster of ``--cluster`` for the ``with`` block: every worker
     loads its shard from the files (:func:`load_shard`, pruned under ``--init`` when ``prune_density`` is
-    set) and keeps it. ``None`` without ``--cluster`` (nothing imports Dask then)."""
+    set; ``metric``: the command's own, else the metric options') and keeps it. ``None`` without
+    ``--cluster`` (nothing imports Dask then)."""
     if not getattr(args, "cluster", None):
         yield None
         return
@@ -383,8 +386,8 @@ def open_shards(args: argparse.Namespace, prune_density: float = 0.0) -> Iterato
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
     say = _progress_line if show_progress(args) else None
-    metric = build_metric(args, Vocabulary())
-    loader = functools.partial(load_shard, _worker_args(args), prune_density)
+    loader = functools.partial(load_shard, _worker_args(args), prune_density, metric)
+    metric = build_metric(args, Vocabulary()) if metric is None else metric
     with open_cluster(spec, say) as client, DaskShards(client, loader, metric, args.shards, say) as shards:
         yield shards
 
@@ -400,7 +403,9 @@ def local_shards(args: argparse.Namespace, tuning_set: TuningSet) -> LocalShards
     return LocalShards(tuning_set, count)
 
 
-def load_shard(args: argparse.Namespace, prune_density: float, index: int, count: int) -> tuple[TuningSet, int]:
+def load_shard(
+    args: argparse.Namespace, prune_density: float, metric: Metric | None, index: int, count: int
+) -> tuple[TuningSet, int]:
     """On a worker: shard ``index`` of ``count`` of the command's tuning set, and its first sentence. The
     inputs are read as the command reads them (:func:`load_tuning_set`; ``--cache`` helps: each worker reads
     the parsed corpus from it), so every worker has the client's feature ids, then cut by
@@ -408,7 +413,7 @@ def load_shard(args: argparse.Namespace, prune_density: float, index: int, count
     with warnings.catch_warnings():
         if index:
             warnings.simplefilter("ignore")
-        whole = load_tuning_set(args)
+        whole = load_tuning_set(args, metric)
         ranges = shard_ranges(len(whole), count)
         if index >= len(ranges):
             raise UsageError(f"--shards {count}: the tuning set has only {len(whole)} sentences")

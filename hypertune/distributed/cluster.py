@@ -78,17 +78,11 @@ def open_cluster(
     cluster = None
     try:
         if spec.kind == "local":
-            try:
-                import bokeh  # noqa: F401 - the dashboard's dependency
-
-                dashboard: str | None = ":0"
-            except ImportError:
-                dashboard = None
             cluster = distributed.LocalCluster(
                 n_workers=spec.workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=dashboard,
+                dashboard_address=":0",  # any free port (the dashboard itself needs bokeh)
                 silence_logs=logging.ERROR,
                 env=dict(WORKER_ENVIRONMENT),
             )
@@ -118,5 +112,9 @@ def dashboard_link(client: Any) -> str | None:
     except Exception:  # noqa: BLE001 - an old or unusual scheduler: no link
         return None
     if "dashboard" not in services:
+        return None
+    try:
+        import bokeh  # noqa: F401 - without it the scheduler serves no dashboard pages
+    except ImportError:
         return None
     return client.dashboard_link

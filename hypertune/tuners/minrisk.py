@@ -23,6 +23,7 @@ MERT) are the same for all three. Every gradient is exact: ``γ Cov(Q, h)`` from
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -274,7 +275,9 @@ class RiskProblem:
         if options.objective == "linear-bleu" and options.linear_p is None:  # estimated from the whole corpus
             precisions = estimate_precisions(np.vstack(self.shards.map(risk_shard_best_rows, self.start)), order)
         self.key = f"minrisk:{self.shards.count}:{id(self)}"
-        parts = self.shards.map(risk_shard_prepare, self.key, options, self.start, precisions)
+        travelling = copy.copy(options)  # what the shards need: the options, not the progress callback
+        travelling.progress = None
+        parts = self.shards.map(risk_shard_prepare, self.key, travelling, self.start, precisions)
         self.objective = _combined_objective(parts[0].objective, parts)
         self.sentences = sum(part.sentences for part in parts)
         self.shared = parts[0].shared  # leading total columns every shard adds to; the rest are each shard's own

@@ -33,8 +33,9 @@ import scipy.sparse as sp
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
+from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import TuningSet, model_best_rows, prune_tuning_set
+from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows, prune_tuning_set
 from hypertune.tuners.hope_fear import (
     Gain,
     GainKind,
@@ -521,6 +522,7 @@ class MiraOptions:
     search: SearchMode = "approximate"
     accumulate: bool = False
     mode: Mode = "auto"
+    select: int = 0  # over shards: keep the top-k features by their weights' l2 norm across shards (0: all)
 
     def check(self) -> None:
         if self.C <= 0:
@@ -531,6 +533,8 @@ class MiraOptions:
             raise UsageError(f"the number of epochs must be at least 1, got {self.epochs}")
         if self.mode not in ("auto", "nbest", "hypergraph"):
             raise UsageError(f"unknown mode {self.mode!r}; choose nbest or hypergraph")
+        if self.select < 0:
+            raise UsageError(f"the number of selected features must be >= 0, got {self.select}")
 
 
 class Mira:
@@ -544,8 +548,12 @@ class Mira:
         self.options.check()
         self.progress = progress
 
-    def fit(self, tuning_set: TuningSet, initial: Weights) -> MiraResult:
-        """Train from ``initial``; returns the averaged weights of the epoch with the best corpus BLEU."""
+    def fit(self, tuning_set: TuningSet | Shards, initial: Weights) -> MiraResult:
+        """Train from ``initial``; returns the averaged weights of the epoch with the best corpus BLEU. A
+        sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`) trains by iterative parameter mixing
+        (:meth:`fit_mixed`)."""
+        if not isinstance(tuning_set, TuningSet):
+            return self.fit_mixed(tuning_set, initial)
         options, progress = self.options, self.progress
         started = time.perf_counter()
         mode = options.mode
@@ -595,12 +603,7 @@ class Mira:
                 best_bleu, best_epoch, best_avg = bleu, epoch, avg
         timing["train"] = t_train
         timing["total"] = time.perf_counter() - started
-        weights = initial.copy()
-        names = space.names
-        for j in np.flatnonzero(
-            (best_avg != 0) | np.isin(np.arange(best_avg.size), [space.get(n, -1) for n in initial])
-        ):
-            weights[names[j]] = float(best_avg[j])
+        weights = _written_weights(initial, space, best_avg)
         return MiraResult(
             weights,
             bleu_before,
@@ -613,6 +616,147 @@ class Mira:
             mode=mode,
             timing=timing,
         )
+
+    def fit_mixed(self, shards: Shards, initial: Weights) -> MiraResult:
+        """Batch MIRA by iterative parameter mixing (McDonald et al. 2010, Algorithm 4): every epoch, each shard
+        runs one epoch of MIRA over its own sentences (its own seeded order, background corpus and running
+        average, kept on the shard) starting from the mixed weights, and the mixed weights become the mean
+        of the shards' weights in shard order. A shard carries the whole weight vector, so a feature it never
+        sees gets no update there (Simianer et al.'s "missing feature = 0" for the updates). With ``select =
+        k``, only the k features with the largest l2 norm of their weights across shards are mixed, the others
+        set to 0 (Simianer et al. 2012, Algorithm 4's l1/l2 selection). The weights evaluated after an epoch
+        are the mixture, selected the same way, of the shards' averaged weights; the best epoch's are
+        returned. The same seed and number of shards give the same weights, in one process or on a cluster."""
+        options, progress = self.options, self.progress
+        started = time.perf_counter()
+        space = shards.feature_space
+        w = initial.vector(space)
+        kbest = all(shards.map(mira_shard_is_kbest))
+        mode = options.mode
+        if mode == "auto":
+            mode = "nbest" if kbest else "hypergraph"
+        elif mode == "nbest" and not kbest:
+            raise InputError("mode 'nbest' needs k-best lists; these inputs are lattices or forests")
+        key = f"mira:{id(self)}:{time.perf_counter_ns()}"
+        shards.map(mira_shard_prepare, key, options, w, mode)
+        metric = shards.metric
+
+        def bleu_of(vector: np.ndarray) -> float:
+            return float(metric.score(_ordered_total(shards.map(mira_shard_stats, key, vector))))
+
+        timing = {"setup": time.perf_counter() - started}
+        bleu_before = bleu_of(w)
+        best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
+        history: list[EpochSummary] = []
+        for epoch in range(1, options.epochs + 1):
+            began = time.perf_counter()
+            parts = shards.map(mira_shard_epoch, key, w, epoch)
+            weights = np.vstack([p[0] for p in parts])
+            averaged = np.vstack([p[1] for p in parts])
+            keep = _selected(weights, options.select)
+            w = np.where(keep, _ordered_total(list(weights)) / len(parts), 0.0)
+            avg = np.where(keep, _ordered_total(list(averaged)) / len(parts), 0.0)
+            bleu = bleu_of(avg)
+            updates = sum(p[2] for p in parts)
+            loss = _ordered_total([p[3] for p in parts])
+            summary = EpochSummary(
+                epoch, bleu, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
+            )
+            history.append(summary)
+            if progress is not None:
+                progress(summary)
+            if bleu > best_bleu:
+                best_bleu, best_epoch, best_avg = bleu, epoch, avg
+        timing["total"] = time.perf_counter() - started
+        return MiraResult(
+            _written_weights(initial, space, best_avg),
+            bleu_before,
+            best_bleu,
+            history,
+            timing["total"],
+            options.seed,
+            metric_label(metric),
+            best_epoch=best_epoch,
+            mode=mode,
+            timing=timing,
+        )
+
+
+def _written_weights(initial: Weights, space: FeatureSpace, vector: np.ndarray) -> Weights:
+    """``initial`` updated with the non-zero tuned weights and those ``initial`` names."""
+    weights = initial.copy()
+    names = space.names
+    for j in np.flatnonzero((vector != 0) | np.isin(np.arange(vector.size), [space.get(n, -1) for n in initial])):
+        weights[names[j]] = float(vector[j])
+    return weights
+
+
+def _ordered_total(values: list) -> Any:
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+def _selected(weights: np.ndarray, k: int) -> np.ndarray:
+    """The columns mixed: all, or the ``k`` with the largest l2 norm over the shards' rows (ties: lower column)."""
+    keep = np.ones(weights.shape[1], dtype=bool)
+    if k and k < weights.shape[1]:
+        norms = np.sqrt((weights * weights).sum(axis=0))
+        keep[:] = False
+        keep[np.argsort(-norms, kind="stable")[:k]] = True
+    return keep
+
+
+# ---------------------------------------------------------------------- MIRA's shard functions
+class _MiraShard:
+    """A shard's MIRA state between epochs: its (pruned) tuning set's runner, gain with its background
+    corpus, weights with their running average, and order generator."""
+
+    def __init__(self, shard: Shard, options: MiraOptions, w: np.ndarray, mode: str) -> None:
+        tuning_set = shard.tuning_set
+        if mode == "hypergraph" and options.prune_density:
+            tuning_set = prune_tuning_set(tuning_set, Weights.from_vector(tuning_set.feature_space, w),
+                                          options.prune_density)  # fmt: skip
+        metric = tuning_set.metric
+        order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
+        self.options = options
+        self.size = len(tuning_set)
+        self.gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
+        decoder = HopeFearDecoder(tuning_set, search=options.search)
+        self.runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
+        self.w, self.totals, self.last, self.state = w.copy(), w.copy(), np.zeros(w.size), np.zeros(1)
+        seed = options.seed
+        self.rng = np.random.default_rng(None if seed is None else [seed, shard.index])
+
+    def epoch(self, mixed: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, float]:
+        self.totals += (self.state[0] - self.last) * self.w  # bring every running sum up to this step
+        self.last[:] = self.state[0]
+        self.w[:] = mixed
+        order_idx = self.rng.permutation(self.size).astype(np.int64)
+        updates, loss = self.runner.epoch(order_idx, self.w, self.totals, self.last, self.state, self.gain,
+                                          self.options)  # fmt: skip
+        return self.w.copy(), _averaged(self.w, self.totals, self.last, self.state), updates, loss
+
+
+def mira_shard_is_kbest(shard: Shard) -> bool:
+    return shard.tuning_set.is_kbest
+
+
+def mira_shard_prepare(shard: Shard, key: str, options: MiraOptions, w: np.ndarray, mode: str) -> None:
+    shard.state[key] = _MiraShard(shard, options, w, mode)
+
+
+def mira_shard_epoch(
+    shard: Shard, key: str, mixed: np.ndarray, epoch: int
+) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """One epoch of the shard from the mixed weights: its weights, its averaged weights, updates, loss."""
+    return shard.state[key].epoch(mixed)
+
+
+def mira_shard_stats(shard: Shard, key: str, w: np.ndarray) -> np.ndarray:
+    """The shard's summed statistics of its model-best translations under ``w``."""
+    return shard.state[key].runner.model_stats(w)
 
 
 def batch_mira(

@@ -10,6 +10,7 @@ batch optimizer; the online ones come with the next tuners on the same losses.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import scipy.sparse as sp
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics.bleu import bleu_score
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, TuningSet, as_kbest_lists
+from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists
 from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.losses import LOSSES, Candidates, make_loss
 from hypertune.tuners.mert import normalize_l1
@@ -107,21 +108,31 @@ class Trainer:
         self.kbest, self.smooth, self.interpolate, self.normalize = kbest, smooth, interpolate, normalize
         self.iterations, self.seed, self.progress = iterations, seed, progress
 
-    def fit(self, tuning_set: TuningSet, init: Weights) -> TrainResult:
+    def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> TrainResult:
+        """Minimize the loss from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.corpus.Shards`):
+        every shard draws its candidates' random choices from its own generator (``seed`` alone for one
+        shard, as a plain tuning set; ``[seed, shard]`` otherwise) and returns its loss and gradient, summed in
+        shard order, so runs with the same number of shards are bit-identical wherever the shards are."""
         started = time.perf_counter()
-        names = tuning_set.feature_space.names
-        start = init.vector(tuning_set.feature_space, len(names))
-        candidates = self.candidates(tuning_set, start)
+        shards = LocalShards(tuning_set) if isinstance(tuning_set, TuningSet) else tuning_set
+        space = shards.feature_space
+        names = space.names
+        start = init.vector(space, len(names))
+        key = f"train:{id(self)}:{time.perf_counter_ns()}"
+        travelling = copy.copy(self)  # what the shards need: the options, not the progress callback
+        travelling.progress = None
+        pairs = shards.map(train_shard_prepare, key, travelling, start)
         loss = make_loss(self.loss, self.top_k, self.sample, self.acceptance)
-        loss.prepare(candidates, start, np.random.default_rng(self.seed))
         l2 = loss.default_l2 if self.l2 is None else self.l2
-        model_best = ModelBest(tuning_set)
 
         def metric(w: np.ndarray) -> float:
-            return float(tuning_set.score(model_best.stats(w).sum(axis=0)))
+            return float(shards.metric.score(np.vstack(shards.map(train_shard_best_rows, w)).sum(axis=0)))
 
         def function(w: np.ndarray) -> tuple[float, np.ndarray]:
-            value, gradient = loss.value_and_gradient(w)
+            parts = shards.map(train_shard_value, key, w)
+            value, gradient = parts[0]
+            for more, more_gradient in parts[1:]:
+                value, gradient = value + more, gradient + more_gradient
             return value + 0.5 * l2 * float(w @ w), gradient + l2 * w
 
         history: list[Iteration] = []
@@ -141,10 +152,10 @@ class Trainer:
             )
         w = self.interpolate * found.x + (1.0 - self.interpolate) * start
         weights = Weights(init)
-        weights.update(Weights.from_vector(tuning_set.feature_space, w))
+        weights.update(Weights.from_vector(space, w))
         if self.normalize == "l1":
             weights = normalize_l1(weights)
-        final = weights.vector(tuning_set.feature_space, len(names))
+        final = weights.vector(space, len(names))
         return TrainResult(
             weights=weights,
             bleu_before=metric(start),
@@ -152,16 +163,41 @@ class Trainer:
             history=history,
             seconds=time.perf_counter() - started,
             seed=self.seed,
-            metric=metric_label(tuning_set.metric),
+            metric=metric_label(shards.metric),
             loss=loss.name,
             loss_before=before,
             loss_after=float(found.fun),
-            pairs=int(getattr(loss, "pairs", (np.zeros(0),))[0].size),
+            pairs=sum(pairs),
         )
 
     def candidates(self, tuning_set: TuningSet, start: np.ndarray) -> Candidates:
         """Every sentence's k-best hypotheses with their sentence gains (:func:`kbest_candidates`)."""
         return kbest_candidates(tuning_set, start, self.kbest, self.smooth, self.loss)
+
+
+# ---------------------------------------------------------------------- the loss's shard functions
+def train_shard_prepare(shard: Shard, key: str, trainer: Trainer, start: np.ndarray) -> int:
+    """Prepare the shard's candidates and its loss (random choices drawn once, from the shard's generator) and
+    keep them; the number of pairs PRO kept (0 for other losses)."""
+    candidates = trainer.candidates(shard.tuning_set, start)
+    loss = make_loss(trainer.loss, trainer.top_k, trainer.sample, trainer.acceptance)
+    seed = trainer.seed if shard.count == 1 else [trainer.seed, shard.index]
+    loss.prepare(candidates, start, np.random.default_rng(seed))
+    shard.state[key] = loss
+    return int(getattr(loss, "pairs", (np.zeros(0),))[0].size)
+
+
+def train_shard_value(shard: Shard, key: str, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """The shard's loss and its gradient at ``w``."""
+    return shard.state[key].value_and_gradient(w)
+
+
+def train_shard_best_rows(shard: Shard, w: np.ndarray) -> np.ndarray:
+    """The shard's sentences' statistics of their model-best translations under ``w``."""
+    model_best = shard.state.get("train:model-best")
+    if model_best is None:
+        model_best = shard.state["train:model-best"] = ModelBest(shard.tuning_set)
+    return model_best.stats(w)
 
 
 def kbest_candidates(
