@@ -182,10 +182,8 @@ def test_a_graph_beyond_the_budget_is_refused_clearly(shared, capsys):
     code = main(["oracle", str(forest), "--refs", str(refs), "--method", "exact", "--max-expansions", "5"])
     assert code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]  # after a warning about the unused reference line
-    assert error == (
-        "hypertune oracle: error: sentence 0: the exact oracle's branch and bound passed 5 expansions (raise "
-        "--max-expansions, or use --method partial or linear)"
-    )
+    assert error.startswith("hypertune oracle: error: sentence 0: the exact oracle's branch and bound passed 5 ")
+    assert error.endswith("left open (raise --max-expansions, or use --method partial or linear)")
 
 
 @pytest.mark.slow

@@ -117,13 +117,17 @@ class BranchAndBound:
     """What :func:`branch_and_bound` found: ``candidates``, pre-order split-graph edges of every derivation that
     may be the oracle under the tie rule (the caller scores them exactly and applies the rule); ``finished``
     is False when the search stopped at ``max_expansions``; ``expansions`` and ``states`` (partial
-    derivations made) measure the work; ``bound`` is the root's bound."""
+    derivations made) measure the work; ``bound`` is the root's bound, ``best`` the best score found (within
+    rounding) and ``open_bound`` the highest bound left open when the search stopped (``best`` when it
+    finished)."""
 
     candidates: list[np.ndarray]
     finished: bool
     expansions: int
     states: int
     bound: float
+    best: float
+    open_bound: float
 
 
 def score_tables(form: BleuForm, ref_lengths: np.ndarray, longest: int) -> tuple[np.ndarray, np.ndarray]:
@@ -214,11 +218,13 @@ def branch_and_bound(
         lognum,
         base,
     )
-    status, expansions, states, parent, edge, found, root = _search(
+    status, expansions, states, parent, edge, found, root, best, open_bound = _search(
         tables, start_m, start_len, start_model, int(max_expansions)
     )
     candidates = [_chain(int(s), parent, edge) for s in found]
-    return BranchAndBound(candidates, bool(status), int(expansions), int(states), float(root))
+    return BranchAndBound(
+        candidates, bool(status), int(expansions), int(states), float(root), float(best), float(open_bound)
+    )
 
 
 class _Tables(NamedTuple):
@@ -372,7 +378,7 @@ def _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, typ
 def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma: no cover - compiled
     """Best-first branch and bound (see the module docstring) from the incumbent ``start_m``, ``start_len``,
     ``start_model``. Returns (1 when finished else 0, expansions, states made, each state's parent and last
-    edge, the candidate states, the root's bound).
+    edge, the candidate states, the root's bound, the best score found, the highest open bound).
 
     A state stores its parent, the edge it chose, its frontier (a cell of a persistent stack), the model score
     of its chosen edges, its model bound and its BLEU+1 bound; what the chosen edges matched is recounted
@@ -420,7 +426,7 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
         if bound[s] <= best and _loses_on_model(model_bound[s], best_model):
             continue  # rule (b)
         if expansions >= max_expansions:
-            return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root
+            return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root, best, bound[s]
         expansions += 1
         # what the chosen edges hold: type counts, clipped matches, words
         length = 0
@@ -541,4 +547,4 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
         if bound[c] + SLACK >= best - TIE:
             found[keep_count] = c
             keep_count += 1
-    return 1, expansions, states, parent[:states], edge[:states], found[:keep_count], root
+    return 1, expansions, states, parent[:states], edge[:states], found[:keep_count], root, best, best

@@ -263,7 +263,8 @@ class _Search:
         if not found.finished:
             raise UsageError(
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound passed "
-                f"{limit} expansions (raise --max-expansions, or use --method partial or linear)"
+                f"{limit} expansions with BLEU+1 between {found.best:.4f} and {found.open_bound:.4f} left open "
+                "(raise --max-expansions, or use --method partial or linear)"
             )
         self._count("searched", found.expansions)
         candidates = [start] + [split.origin[edges] for edges in found.candidates]
