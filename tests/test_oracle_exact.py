@@ -9,16 +9,20 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import hypergraphs, weights
+from strategies import WORDS, hypergraphs, weights
 
 from hypertune.algorithms import count_derivations, enumerate_derivations
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.cli import main
 from hypertune.formats import read_graphs, read_references
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.metrics import get_metric
 from hypertune.tuners import TuningSet
+from hypertune.tuners.exact_oracle import bleu_form
+from hypertune.tuners.exact_oracle import branch_and_bound as exact_branch_and_bound
+from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.oracle import OracleSearch
 from hypertune.weights import Weights
 
@@ -88,6 +92,26 @@ def brute_force_oracle(tuning_set: TuningSet, sentence: int, w: Weights, **bleu)
     return winner, scores[winner]
 
 
+@st.composite
+def reordering_forests(draw: st.DrawFn, max_nodes: int = 6) -> Hypergraph:
+    """Small random forests whose rules may put their tails' yields in any order and words anywhere between
+    them (``[2] a [1] b``), as hierarchical phrase-based rules do; at most 2,000 derivations."""
+    n = draw(st.integers(2, max_nodes))
+    builder = HypergraphBuilder()
+    builder.add_nodes(n)
+    for v in range(n):
+        for _ in range(draw(st.integers(1, 3))):
+            arity = draw(st.integers(0, min(2, v)))
+            tails = [draw(st.integers(0, v - 1)) for _ in range(arity)]
+            symbols = [*draw(st.permutations(range(arity))), *draw(st.lists(st.sampled_from(WORDS), max_size=3))]
+            target = draw(st.permutations(symbols))
+            features = draw(st.dictionaries(st.sampled_from(["f0", "f1"]), st.floats(-2, 2), max_size=2))
+            builder.add_edge(v, tails, features, list(target))
+    hg = builder.build(n - 1, trim_graph=True)
+    assume(count_derivations(hg) <= 2000)
+    return hg
+
+
 def branch_and_bound(tuning_set: TuningSet, w: Weights):
     """The exact method with enumeration switched off: every graph goes to the branch and bound."""
     return OracleSearch(method="exact", enumerate_below=0).run(tuning_set, w).oracles[0]
@@ -111,6 +135,30 @@ def test_branch_and_bound_is_the_brute_force_oracle_on_lattices(hg, reference, w
     tuning_set = tuning_set_of([hg], [[reference]])
     found = branch_and_bound(tuning_set, w)
     assert found.text == brute_force_oracle(tuning_set, 0, w)[0]
+
+
+@given(reordering_forests(), st.lists(st.sampled_from(REFERENCES), min_size=1, max_size=2), st.booleans())
+def test_rules_that_reorder_their_tails(hg, references, weighted):
+    """The search places words left to right, so it fills tails in the words' order; the derivation it
+    returns still has its children in tail order."""
+    tuning_set = tuning_set_of([hg], [references])
+    w = Weights({"f0": 0.7, "f1": -0.4}) if weighted else Weights()
+    found = branch_and_bound(tuning_set, w)
+    text, score = brute_force_oracle(tuning_set, 0, w)
+    assert (found.text, found.score) == (text, pytest.approx(score, abs=1e-12))
+    split = NgramEdges.of(tuning_set, 0, 4)
+    lengths = np.asarray([len(r.split()) for r in references])
+    form = bleu_form(tuning_set.metric)
+    search = exact_branch_and_bound(split, w.edge_scores(hg)[split.origin], form, lengths)
+    assert search.finished and search.candidates
+    graph = split.graph
+    for edges in search.candidates:  # every candidate is a derivation: each child's head is its tail
+        stack = [graph.derivation_from_edges(edges)]
+        assert int(graph.head[edges[0]]) == graph.goal
+        while stack:
+            node = stack.pop()
+            assert [int(graph.head[c.edge]) for c in node.children] == list(graph.edge_tails(node.edge))
+            stack.extend(node.children)
 
 
 @given(hypergraphs(max_nodes=7, max_derivations=600), st.sampled_from(REFERENCES))

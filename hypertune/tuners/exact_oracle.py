@@ -60,6 +60,7 @@ expanded); beyond it :func:`branch_and_bound` reports that it did not finish.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -67,6 +68,7 @@ import numba
 import numpy as np
 
 from hypertune import compiled
+from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, _kernels
 from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
 from hypertune.tuners.ngram_edges import NgramEdges
@@ -152,13 +154,15 @@ def branch_and_bound(
     edge_scores: np.ndarray,
     form: BleuForm,
     ref_lengths: np.ndarray,
-    incumbent: tuple[np.ndarray, int, float] | None = None,
-    max_expansions: int = 1_000_000,
+    incumbent: tuple[np.ndarray, int, float, np.ndarray] | None = None,
+    max_expansions: int = MAX_EXPANSIONS,
+    skip: Sequence[int] = (),
 ) -> BranchAndBound:
     """Branch and bound for the BLEU+1 oracle of the split graph ``split`` (see the module docstring).
     ``edge_scores``: the model score of every split edge. ``ref_lengths``: the sentence's reference lengths in
-    tokens. ``incumbent``: the clipped matches (N,), length and model score of a known derivation, the
-    initial lower bound (its derivation is not among the candidates; the caller adds it)."""
+    tokens. ``incumbent``: the clipped matches (N,), length, model score and words of a known derivation, the
+    initial lower bound (its derivation is not among the candidates; the caller adds it). ``skip``: the words
+    that are not part of a yield (the split was made without them)."""
     g = split.graph
     order = form.order
     node_offsets, tail_offsets, tails = g.node_offsets, g.tail_offsets, g.tails
@@ -183,11 +187,16 @@ def branch_and_bound(
     lognum, base = score_tables(form, ref_lengths, longest)
     if incumbent is None:
         start_m, start_len, start_model = np.zeros(order, dtype=np.int64), 0, -np.inf
+        start_words = np.zeros(0, dtype=np.int64)
     else:
         start_m = np.minimum(np.asarray(incumbent[0], dtype=np.int64), longest)
         start_len, start_model = int(incumbent[1]), float(incumbent[2])
+        start_words = np.asarray(incumbent[3], dtype=np.int64)
         if start_len > longest:  # pragma: no cover - the incumbent is a derivation of this graph
             raise ValueError("the incumbent is longer than any derivation")
+    rank, text_order = _word_ranks(g, start_words)
+    skip_mask = np.zeros(rank.size, dtype=np.bool_)
+    skip_mask[[w for w in skip if 0 <= w < rank.size]] = True
     type_counts = _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, type_limit.size)
     saturating = type_counts[-1] > type_limit  # clipping can bind: some derivation has more than the limit
     sorted_edges = np.sort(split.gram_edge)
@@ -217,11 +226,16 @@ def branch_and_bound(
         viterbi,
         lognum,
         base,
+        g.target_offsets,
+        g.target,
+        skip_mask,
+        rank,
+        text_order,
     )
     status, expansions, states, parent, edge, found, root, best, open_bound = _search(
-        tables, start_m, start_len, start_model, int(max_expansions)
+        tables, start_m, start_len, start_model, rank[start_words], int(max_expansions)
     )
-    candidates = [_chain(int(s), parent, edge) for s in found]
+    candidates = [_preorder(g, _chain(int(s), parent, edge)) for s in found]
     return BranchAndBound(
         candidates, bool(status), int(expansions), int(states), float(root), float(best), float(open_bound)
     )
@@ -253,15 +267,53 @@ class _Tables(NamedTuple):
     viterbi: np.ndarray
     lognum: np.ndarray
     base: np.ndarray
+    target_offsets: np.ndarray
+    target: np.ndarray
+    skip: np.ndarray
+    rank: np.ndarray
+    text_order: bool
 
 
-def _chain(state: int, parent: np.ndarray, edge: np.ndarray) -> np.ndarray:
-    """The chosen edges of a state in the order they were chosen (pre-order)."""
+def _word_ranks(graph: Hypergraph, extra: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Every word id's rank among the graph's words (and ``extra``) in string order, and whether comparing
+    strings as sequences of word ranks is comparing the joined strings (the tie rule's order): true unless some
+    word holds a character at or below the space, so that a word is below every longer word it begins."""
+    ids = np.unique(np.concatenate((graph.target[graph.target >= 0], extra)))
+    size = int(ids.max()) + 1 if ids.size else 1
+    texts = [graph.vocabulary.word(int(i)) for i in ids]
+    rank = np.full(size, -1, dtype=np.int64)
+    rank[ids[sorted(range(ids.size), key=texts.__getitem__)]] = np.arange(ids.size)
+    return rank, all(min(text, default="!") > " " for text in texts)
+
+
+def _chain(state: int, parent: np.ndarray, edge: np.ndarray) -> list[int]:
+    """The chosen edges of a state in the order they were chosen."""
     out = []
     while state >= 0 and edge[state] >= 0:
         out.append(int(edge[state]))
         state = int(parent[state])
-    return np.asarray(out[::-1], dtype=np.int64)
+    return out[::-1]
+
+
+def _preorder(graph: Hypergraph, chosen: list[int]) -> np.ndarray:
+    """Edges chosen in yield order (each fills the leftmost open tail in the words' order, which a rule that
+    reorders its tails, ``[2] ... [1]``, makes differ from the tails' order) as the pre-order of the
+    derivation, children in tail order (:meth:`~hypertune.hypergraph.Hypergraph.derivation_from_edges`)."""
+    tail_offsets, target_offsets, target = graph.tail_offsets, graph.target_offsets, graph.target
+    children = [np.full(tail_offsets[e + 1] - tail_offsets[e], -1, dtype=np.int64) for e in chosen]
+    open_tails: list[tuple[int, int]] = []  # (position in chosen, tail index), leftmost last
+    for j, e in enumerate(chosen):
+        if j:
+            at, i = open_tails.pop()
+            children[at][i] = j
+        tokens = target[target_offsets[e] : target_offsets[e + 1]]
+        open_tails.extend((j, -1 - int(t)) for t in tokens[::-1] if t < 0)
+    out, stack = [], [0] if chosen else []
+    while stack:
+        j = stack.pop()
+        out.append(chosen[j])
+        stack.extend(int(c) for c in children[j][::-1])
+    return np.asarray(out, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------- the compiled search
@@ -375,27 +427,59 @@ def _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, typ
 
 
 @_jit
-def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma: no cover - compiled
-    """Best-first branch and bound (see the module docstring) from the incumbent ``start_m``, ``start_len``,
-    ``start_model``. Returns (1 when finished else 0, expansions, states made, each state's parent and last
-    edge, the candidate states, the root's bound, the best score found, the highest open bound).
+def _text_below(prefix, length, emitted, count, best_text, best_length, complete):  # pragma: no cover - compiled
+    """Whether every string that starts with ``prefix[:length] + emitted[:count]`` (word ranks; the whole
+    string when ``complete``) is below ``best_text[:best_length]`` in the order of the tie rule."""
+    total = length + count
+    for k in range(min(total, best_length)):
+        a = prefix[k] if k < length else emitted[k - length]
+        if a != best_text[k]:
+            return a < best_text[k]
+    return complete and total < best_length
 
-    A state stores its parent, the edge it chose, its frontier (a cell of a persistent stack), the model score
-    of its chosen edges, its model bound and its BLEU+1 bound; what the chosen edges matched is recounted
-    along the parent chain when the state is expanded, and the frontier's bounds summed over its cells."""
+
+@_jit
+def _text_above(prefix, length, emitted, count, best_text, best_length):  # pragma: no cover - compiled
+    """Whether the string ``prefix[:length] + emitted[:count]`` (word ranks) is above ``best_text``."""
+    total = length + count
+    for k in range(min(total, best_length)):
+        a = prefix[k] if k < length else emitted[k - length]
+        if a != best_text[k]:
+            return a > best_text[k]
+    return total > best_length
+
+
+@_jit
+def _search(tables, start_m, start_len, start_model, start_text, max_expansions):  # pragma: no cover - compiled
+    """Best-first branch and bound (see the module docstring) from the incumbent ``start_m``, ``start_len``,
+    ``start_model``, ``start_text`` (word ranks). Returns (1 when finished else 0, expansions, states made,
+    each state's parent and last edge, the candidate states, the root's bound, the best score found, the
+    highest open bound).
+
+    A state stores its parent, the edge it chose, its frontier (a cell of a persistent stack of symbols:
+    nodes, and the words between them, ``-1 - word``), the words of its yield placed so far (a cell of a
+    persistent list, last word first, and their number), the model score of its chosen edges, its model
+    bound and its BLEU+1 bound. A frontier never starts with a word: leading words move to the yield. What
+    the chosen edges matched is recounted along the parent chain when the state is expanded, and the
+    frontier's bounds summed over its cells."""
     t_ = tables
     order = t_.budget.size
     types = t_.type_limit.size
     goal = t_.node_offsets.size - 2
+    longest = t_.base.size
     cap = 1024
     parent = np.empty(cap, np.int32)
     edge = np.empty(cap, np.int32)
-    head = np.empty(cap, np.int32)  # the frontier: a cell of the persistent stack, -1 empty
+    head = np.empty(cap, np.int32)  # the frontier's top cell, -1 empty
+    placed = np.empty(cap, np.int32)  # the last placed word's cell, -1 none
+    placed_count = np.empty(cap, np.int32)
     chosen_model = np.empty(cap)
     model_bound = np.empty(cap)
     bound = np.empty(cap)
-    cell_node = np.empty(cap, np.int32)
+    cell_symbol = np.empty(cap, np.int32)
     cell_next = np.empty(cap, np.int32)
+    word_cell = np.empty(cap, np.int32)
+    word_next = np.empty(cap, np.int32)
     heap = np.empty(cap, np.int64)
     found = np.empty(16, np.int64)
     counts = np.zeros(types, np.int64)  # occurrences of each reference type in the chosen edges
@@ -408,14 +492,21 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
     cap_u = np.empty(order, np.int64)
     cap_t = np.empty(order, np.int64)
     scratch = np.empty(order, np.int64)
+    prefix = np.empty(longest + 1, np.int64)  # the expanded state's placed words, as ranks, first word first
+    emitted = np.empty(longest + 1, np.int64)  # the words a child places
+    emitted_rank = np.empty(longest + 1, np.int64)
+    best_text = np.empty(longest + 1, np.int64)
+    best_length = start_text.size
+    best_text[:best_length] = start_text
     best, best_model = np.exp(_log_score(start_m, start_len, t_.lognum, t_.base)), start_model
-    parent[0], edge[0], cell_node[0], cell_next[0], head[0] = -1, -1, goal, -1, 0
+    parent[0], edge[0], cell_symbol[0], cell_next[0], head[0] = -1, -1, goal, -1, 0
+    placed[0], placed_count[0] = -1, 0
     chosen_model[0], model_bound[0] = 0.0, t_.viterbi[goal]
     for n in range(order):
         cap_u[n] = min(t_.inside_u[goal, n], t_.budget[n])
     bound[0] = _bound(cap_u, t_.lo[goal], t_.hi[goal], t_.lognum, t_.base, scratch)
     root = bound[0]
-    states, cells, size, nfound = 1, 1, 0, 0
+    states, cells, words_used, size, nfound = 1, 1, 0, 0, 0
     size = _heap_push(heap, size, 0, bound, model_bound)
     expansions = 0
     while size > 0:
@@ -425,15 +516,23 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
             break  # best-first: every open bound is at most this one (rule (a))
         if bound[s] <= best and _loses_on_model(model_bound[s], best_model):
             continue  # rule (b)
+        length = placed_count[s]
+        c = placed[s]
+        for k in range(length - 1, -1, -1):
+            prefix[k] = t_.rank[word_cell[c]]
+            c = word_next[c]
+        ranked = t_.text_order and bound[s] <= best and model_bound[s] <= best_model
+        if ranked and _text_below(prefix, length, emitted_rank, 0, best_text, best_length, False):
+            continue  # rule (c)
         if expansions >= max_expansions:
             return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root, best, bound[s]
         expansions += 1
         # what the chosen edges hold: type counts, clipped matches, words
-        length = 0
+        words = 0
         t = s
         while t > 0:
             e = edge[t]
-            length += t_.words[e]
+            words += t_.words[e]
             for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
                 counts[t_.gram_type[q]] += 1
             t = parent[t]
@@ -441,21 +540,23 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
         for ty in range(types):
             m[t_.type_order[ty]] += min(counts[ty], t_.type_limit[ty])
         # the frontier below the node expanded now
-        v, rest = cell_node[head[s]], cell_next[head[s]]
+        v, rest = cell_symbol[head[s]], cell_next[head[s]]
         rest_u[:] = 0
         rest_w[:] = 0
         rest_types[:] = 0
         rest_lo, rest_hi, rest_vit = 0, 0, 0.0
         c = rest
         while c >= 0:
-            w = cell_node[c]
+            w = cell_symbol[c]
+            c = cell_next[c]
+            if w < 0:
+                continue
             rest_lo += t_.lo[w]
             rest_hi += t_.hi[w]
             rest_vit += t_.viterbi[w]
             rest_u += t_.inside_u[w]
             rest_w += t_.inside_w[w]
             rest_types += t_.type_counts[w]
-            c = cell_next[c]
         for e in range(t_.node_offsets[v], t_.node_offsets[v + 1]):
             m_child[:] = m
             for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
@@ -464,15 +565,27 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
                     m_child[t_.type_order[ty]] += 1
                 counts[ty] += 1
             first, arity = t_.tail_offsets[e], t_.tail_offsets[e + 1] - t_.tail_offsets[e]
-            new_length = length + t_.words[e]
+            new_length = words + t_.words[e]
             new_model = chosen_model[s] + t_.edge_scores[e]
-            complete = arity == 0 and rest < 0
+            # the words this child places: the edge's words before its first tail, and, without tails, the
+            # words on the frontier before its next node
+            count, split_at, top = 0, t_.target_offsets[e + 1], rest
+            for p in range(t_.target_offsets[e], t_.target_offsets[e + 1]):
+                token = t_.target[p]
+                if token < 0:
+                    split_at = p
+                    break
+                if not t_.skip[token]:
+                    emitted[count] = token
+                    count += 1
+            if arity == 0:
+                while top >= 0 and cell_symbol[top] < 0:
+                    emitted[count] = -1 - cell_symbol[top]
+                    count += 1
+                    top = cell_next[top]
+            complete = arity == 0 and top < 0
             if complete:
                 value = np.exp(_log_score(m_child, new_length, t_.lognum, t_.base))
-                keep = value + SLACK >= best - TIE  # rule (a)
-                keep = keep and not (value <= best and _loses_on_model(new_model, best_model))  # rule (b)
-                if keep and (value > best or (value == best and new_model > best_model)):
-                    best, best_model = value, new_model
                 new_bound_model = new_model
             else:
                 low, high, new_bound_model = rest_lo, rest_hi, new_model + rest_vit
@@ -501,15 +614,30 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
                 for n in range(order):
                     cap_u[n] = min(cap_u[n], cap_t[n], cap_m[n], t_.budget[n])
                 value = _bound(cap_u, new_length + low, new_length + high, t_.lognum, t_.base, scratch)
-                keep = value + SLACK >= best - TIE  # rule (a)
-                keep = keep and not (value <= best and _loses_on_model(new_bound_model, best_model))  # rule (b)
             for q in range(t_.gram_offsets[e], t_.gram_offsets[e + 1]):
                 counts[t_.gram_type[q]] -= 1
-            if not keep:
-                continue
+            if value + SLACK < best - TIE:
+                continue  # rule (a)
+            if value <= best and _loses_on_model(new_bound_model, best_model):
+                continue  # rule (b)
+            for k in range(count):
+                emitted_rank[k] = t_.rank[emitted[k]]
+            if t_.text_order and value <= best and new_bound_model <= best_model:
+                if _text_below(prefix, length, emitted_rank, count, best_text, best_length, complete):
+                    continue  # rule (c)
+            if complete:  # the incumbent: the best score, then model score, then string
+                better = value > best or (value == best and new_model > best_model)
+                if not better and value == best and new_model == best_model:
+                    better = _text_above(prefix, length, emitted_rank, count, best_text, best_length)
+                if better:
+                    best, best_model = value, new_model
+                    best_text[:length] = prefix[:length]
+                    best_text[length : length + count] = emitted_rank[:count]
+                    best_length = length + count
             if states == parent.size:
                 need = states + 1
                 parent, edge, head = _grown(parent, need), _grown(edge, need), _grown(head, need)
+                placed, placed_count = _grown(placed, need), _grown(placed_count, need)
                 chosen_model, model_bound = _grown(chosen_model, need), _grown(model_bound, need)
                 bound = _grown(bound, need)
             c = states
@@ -517,17 +645,29 @@ def _search(tables, start_m, start_len, start_model, max_expansions):  # pragma:
             parent[c], edge[c] = s, e
             chosen_model[c], model_bound[c], bound[c] = new_model, new_bound_model, value
             if complete:
-                head[c] = -1
+                head[c], placed[c], placed_count[c] = -1, -1, 0
                 if nfound == found.size:
                     found = _grown(found, nfound + 1)
                 found[nfound] = c
                 nfound += 1
                 continue
-            top = rest
-            if cells + arity > cell_node.size:
-                cell_node, cell_next = _grown(cell_node, cells + arity), _grown(cell_next, cells + arity)
-            for i in range(arity - 1, -1, -1):  # the first tail on top: pre-order
-                cell_node[cells], cell_next[cells] = t_.tails[first + i], top
+            last = placed[s]
+            if words_used + count > word_cell.size:
+                word_cell, word_next = _grown(word_cell, words_used + count), _grown(word_next, words_used + count)
+            for k in range(count):
+                word_cell[words_used], word_next[words_used] = emitted[k], last
+                last = words_used
+                words_used += 1
+            placed[c], placed_count[c] = last, length + count
+            need = cells + t_.target_offsets[e + 1] - split_at
+            if need > cell_symbol.size:
+                cell_symbol, cell_next = _grown(cell_symbol, need), _grown(cell_next, need)
+            for p in range(t_.target_offsets[e + 1] - 1, split_at - 1, -1):  # the first tail on top
+                token = t_.target[p]
+                if token >= 0 and t_.skip[token]:
+                    continue
+                cell_symbol[cells] = t_.tails[first - 1 - token] if token < 0 else -1 - token
+                cell_next[cells] = top
                 top = cells
                 cells += 1
             head[c] = top

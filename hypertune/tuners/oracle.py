@@ -247,8 +247,10 @@ class _Search:
 
     def _branch_and_bound(self, sentence: int, scores: np.ndarray, form: exact_oracle.BleuForm) -> np.ndarray:
         start = self.sentence_oracle(sentence, "partial")
-        start_stats = self.decoder.stats_of(sentence, [self.decoder.words(sentence, start)])[0]
-        incumbent = (start_stats[0 : 2 * self.order : 2], int(start_stats[1]), float(scores[start].sum()))
+        start_words = self.decoder.words(sentence, start)
+        start_stats = self.decoder.stats_of(sentence, [start_words])[0]
+        start_model = float(scores[start].sum())
+        incumbent = (start_stats[0 : 2 * self.order : 2], int(start_stats[1]), start_model, start_words)
         try:
             split = self.split_graph(sentence)
         except GraphError as error:
@@ -259,7 +261,8 @@ class _Search:
         metric = self.metric
         lengths = np.asarray([len(metric.ids(r)) for r in self.tuning_set.references[sentence]], dtype=np.int64)
         limit = self.options.max_expansions
-        found = exact_oracle.branch_and_bound(split, scores[split.origin], form, lengths, incumbent, limit)
+        skip = self.decoder.skip.tolist()
+        found = exact_oracle.branch_and_bound(split, scores[split.origin], form, lengths, incumbent, limit, skip)
         if not found.finished:
             raise UsageError(
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound passed "
