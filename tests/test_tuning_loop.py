@@ -255,7 +255,7 @@ def test_resume_with_more_iterations_goes_on(corpus, tmp_path, capsys):
     assert code == 0, err
     short = tmp_path / "short"
     code, first, err = run_tune(tune_args(corpus, short, "--iterations", "1"), capsys)
-    assert code == 0 and len(first["history"]) == 2 and first["stopped"] == "1 iterations"
+    assert code == 0 and len(first["history"]) == 2 and first["stopped"] == "1 iteration"
     code, result, err = run_tune(tune_args(corpus, short, "--iterations", "3", "--resume"), capsys)
     assert code == 0, err
     assert result["weights"] == expected["weights"] and result["resumed"]

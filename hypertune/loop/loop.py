@@ -197,7 +197,7 @@ class TuningLoop:
         if i > 1 and entry["candidates_added"] == 0:
             return "no new candidates"
         if i > self.settings.iterations:
-            return f"{self.settings.iterations} iterations"
+            return f"{self.settings.iterations} iteration{'' if self.settings.iterations == 1 else 's'}"
         previous = history.get(i - 1)
         if previous is not None and previous.get("weights_moved", math.inf) < self.settings.epsilon:
             return f"weights moved less than {self.settings.epsilon:g}"
