@@ -448,8 +448,8 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _config_argv(argv: list[str]) -> list[str]:
-    """The arguments that make a set of runs what it is (``--resume``, ``--quiet``, ``--json``, ``--parallel``
-    and ``--out`` do not)."""
+    """The arguments that make a set of runs what it is (``--resume``, ``--quiet``, ``--json``, ``--parallel``,
+    ``--out`` and ``--workdir`` do not: the directory may move between a run and its ``--resume``)."""
     out, skip = [], False
     for word in argv:
         if skip:
@@ -457,7 +457,7 @@ def _config_argv(argv: list[str]) -> list[str]:
             continue
         if word in ("--resume", "--quiet", "-q", "--json"):
             continue
-        if word in ("--parallel", "--out", "-o", "--out-format"):
+        if word in ("--parallel", "--out", "-o", "--out-format", "--workdir"):
             skip = True
             continue
         out.append(word)
