@@ -50,13 +50,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def die_with_parent() -> None:
+    """In the child: be killed when the test process dies (Linux), so a killed test run leaves no workers."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class RealCluster:
     """``dask scheduler`` and ``workers`` ``dask worker --no-nanny`` processes (a killed worker stays dead)."""
 
     def __init__(self, workers: int) -> None:
         self.address = f"tcp://127.0.0.1:{free_port()}"
         port = self.address.rsplit(":", 1)[1]
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": ENV, "cwd": "/"}
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": ENV, "cwd": "/",
+                 "preexec_fn": die_with_parent}  # fmt: skip
         self.scheduler = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", port,
                                            "--no-dashboard"], **quiet)  # fmt: skip
         self.workers = [
@@ -147,6 +158,8 @@ def lattices(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Weight
 def test_shard_ranges_cover_the_sentences_in_order():
     assert shard_ranges(10, 3) == [(0, 3), (3, 6), (6, 10)]
     assert shard_ranges(2, 5) == [(0, 1), (1, 2)]
+    assert shard_ranges([10, 1, 1, 1, 1, 10], 2) == [(0, 3), (3, 6)]  # about equal edges
+    assert shard_ranges([100, 1, 1], 3) == [(0, 1), (1, 2), (2, 3)]  # never empty
 
 
 def test_kbest_mert_on_a_real_scheduler_equals_one_process(cluster, capsys):

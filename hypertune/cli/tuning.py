@@ -31,7 +31,7 @@ from hypertune.metrics import METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS, Metri
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.base import TuningResult, metric_label
 from hypertune.tuners.base import metric_key as base_metric_key
-from hypertune.tuners.corpus import LocalShards, Shards, TuningSet, prune_tuning_set, shard_ranges
+from hypertune.tuners.corpus import LocalShards, Shards, TuningSet, prune_tuning_set, shard_costs, shard_ranges
 from hypertune.tuners.mert import ENVELOPES
 from hypertune.weights import Weights, check_feature_names
 
@@ -409,12 +409,13 @@ def load_shard(
     """On a worker: shard ``index`` of ``count`` of the command's tuning set, and its first sentence. The
     inputs are read as the command reads them (:func:`load_tuning_set`; ``--cache`` helps: each worker reads
     the parsed corpus from it), so every worker has the client's feature ids, then cut by
-    :func:`~hypertune.tuners.corpus.shard_ranges`. Only shard 0 reports the inputs' warnings."""
+    :func:`~hypertune.tuners.corpus.shard_ranges` into runs of about equal edges. Only shard 0 reports the
+    inputs' warnings."""
     with warnings.catch_warnings():
         if index:
             warnings.simplefilter("ignore")
         whole = load_tuning_set(args, metric)
-        ranges = shard_ranges(len(whole), count)
+        ranges = shard_ranges(shard_costs(whole), count)
         if index >= len(ranges):
             raise UsageError(f"--shards {count}: the tuning set has only {len(whole)} sentences")
         start, stop = ranges[index]

@@ -190,15 +190,32 @@ class TuningSet:
 
 
 # ---------------------------------------------------------------------- shards
-def shard_ranges(sentences: int, count: int) -> list[tuple[int, int]]:
-    """Sentences ``0:sentences`` cut into ``count`` contiguous runs in order, sizes differing by at most one
-    (fewer runs when there are fewer sentences). The one rule of how a tuning set is sharded, locally and on
-    a cluster: shard ``k`` of ``count`` is the same sentences wherever it is loaded."""
+def shard_ranges(sentences: int | Sequence[int], count: int) -> list[tuple[int, int]]:
+    """Sentences cut into ``count`` contiguous runs in order (fewer when there are fewer sentences), none
+    empty. ``sentences``: a count (runs of sizes differing by at most one) or every sentence's cost, e.g. its
+    edges (runs of about equal cost, as the line searcher's threads get them: envelope work grows with the
+    edges). The one rule of how a tuning set is sharded, locally and on a cluster: shard ``k`` of ``count``
+    is the same sentences wherever it is loaded."""
     if count < 1:
         raise UsageError(f"the number of shards must be at least 1, got {count}")
-    count = max(1, min(count, sentences))
-    bounds = [sentences * k // count for k in range(count + 1)]
+    costs = np.ones(sentences, dtype=np.float64) if isinstance(sentences, int) else np.asarray(sentences, float)
+    n = costs.size
+    count = max(1, min(count, n))
+    if isinstance(sentences, int):
+        bounds = [n * k // count for k in range(count + 1)]
+    else:
+        totals = np.concatenate(([0.0], np.cumsum(costs)))
+        cuts = np.searchsorted(totals, totals[-1] * np.arange(1, count) / count)
+        bounds = [0]
+        for k, cut in enumerate(cuts, 1):  # at least one sentence per run, room left for the runs after
+            bounds.append(int(min(max(cut, bounds[-1] + 1), n - (count - k))))
+        bounds.append(n)
     return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def shard_costs(tuning_set: TuningSet) -> list[int]:
+    """What :func:`shard_ranges` balances: every sentence's edges (a k-best list's hypotheses)."""
+    return [g.num_edges for g in tuning_set.graphs]
 
 
 @dataclass
@@ -243,7 +260,7 @@ class LocalShards:
         self.feature_space = tuning_set.feature_space
         self.metric = tuning_set.metric
         self.sentences = len(tuning_set)
-        ranges = shard_ranges(len(tuning_set), count)
+        ranges = shard_ranges(shard_costs(tuning_set), count)
         whole = len(ranges) == 1
         self.shards = [
             Shard(k, len(ranges), a, tuning_set if whole else tuning_set.subset(a, b))
