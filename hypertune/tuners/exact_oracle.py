@@ -83,6 +83,9 @@ TIE = 1e-12
 """Scores within this of the best tie (the exact method's rule, :func:`hypertune.tuners.oracle._best_of`)."""
 SLACK = 1e-13
 """How far the search's own BLEU+1 formula may be from the metric's (rounding): added to every bound."""
+DIVE_EVERY = 1000
+"""Every this many expansions the search dives: it expands the best child of the best child ... down to a
+derivation, for a better incumbent early (each state is still expanded once)."""
 MODEL_TIE = 1e-9
 """Model scores within this (relative) tie."""
 
@@ -476,6 +479,7 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
     chosen_model = np.empty(cap)
     model_bound = np.empty(cap)
     bound = np.empty(cap)
+    expanded = np.zeros(cap, np.bool_)
     cell_symbol = np.empty(cap, np.int32)
     cell_next = np.empty(cap, np.int32)
     word_cell = np.empty(cap, np.int32)
@@ -509,11 +513,24 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
     states, cells, words_used, size, nfound = 1, 1, 0, 0, 0
     size = _heap_push(heap, size, 0, bound, model_bound)
     expansions = 0
-    while size > 0:
-        s = _heap_pop(heap, size, bound, model_bound)
-        size -= 1
+    dive = -1  # the state a dive expands next; -1: the best open state
+    since_dive = DIVE_EVERY  # the first expansion starts a dive
+    while size > 0 or dive >= 0:
+        diving = dive >= 0
+        if diving:
+            s, dive = dive, -1
+        else:
+            s = _heap_pop(heap, size, bound, model_bound)
+            size -= 1
+            if expanded[s]:
+                continue  # expanded by a dive
+            if bound[s] + SLACK < best - TIE:
+                break  # best-first: every open bound is at most this one (rule (a))
+            diving = since_dive >= DIVE_EVERY
+            if diving:
+                since_dive = 0
         if bound[s] + SLACK < best - TIE:
-            break  # best-first: every open bound is at most this one (rule (a))
+            continue  # rule (a), for a dive's state
         if bound[s] <= best and _loses_on_model(model_bound[s], best_model):
             continue  # rule (b)
         length = placed_count[s]
@@ -525,8 +542,11 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
         if ranked and _text_below(prefix, length, emitted_rank, 0, best_text, best_length, False):
             continue  # rule (c)
         if expansions >= max_expansions:
-            return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root, best, bound[s]
+            open_bound = max(bound[s], bound[heap[0]]) if size else bound[s]
+            return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root, best, open_bound
         expansions += 1
+        since_dive += 1
+        expanded[s] = True
         # what the chosen edges hold: type counts, clipped matches, words
         words = 0
         t = s
@@ -639,10 +659,10 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
                 parent, edge, head = _grown(parent, need), _grown(edge, need), _grown(head, need)
                 placed, placed_count = _grown(placed, need), _grown(placed_count, need)
                 chosen_model, model_bound = _grown(chosen_model, need), _grown(model_bound, need)
-                bound = _grown(bound, need)
+                bound, expanded = _grown(bound, need), _grown(expanded, need)
             c = states
             states += 1
-            parent[c], edge[c] = s, e
+            parent[c], edge[c], expanded[c] = s, e, False
             chosen_model[c], model_bound[c], bound[c] = new_model, new_bound_model, value
             if complete:
                 head[c], placed[c], placed_count[c] = -1, -1, 0
@@ -674,6 +694,10 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
             if size == heap.size:
                 heap = _grown(heap, size + 1)
             size = _heap_push(heap, size, c, bound, model_bound)
+            if diving and (
+                dive < 0 or bound[c] > bound[dive] or (bound[c] == bound[dive] and model_bound[c] > model_bound[dive])
+            ):
+                dive = c  # a dive goes on with the best child
         t = s
         while t > 0:
             e = edge[t]
