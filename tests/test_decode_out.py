@@ -71,6 +71,9 @@ def test_hgdir_sentence_ids_come_from_file_names(tmp_path, capsys):
     assert main(["decode", str(hgdir), "-w", str(weights), "--kbest", "3", "--out", str(out)]) == 0
     ids = [int(line.split(" ||| ")[0]) for line in out.read_text().splitlines()]
     assert sorted(set(ids)) == [0, 1] and ids == sorted(ids)
+    text = tmp_path / "best.txt"  # the 1-best translations without the decoder's sentence markers
+    assert main(["decode", str(hgdir), "-w", str(weights), "--out", str(text), "--out-format", "text"]) == 0
+    assert text.read_text() == "a\nb\n"
     (tmp_path / "ref").write_text("a b\nc d\n")
     capsys.readouterr()
     assert main(["mert", str(out), "--refs", str(tmp_path / "ref"), "--init", str(weights), "--json"]) == 0

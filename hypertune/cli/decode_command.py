@@ -80,7 +80,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=OUT_FORMATS,
         default="moses-nbest",
         help="moses-nbest: 'id ||| words ||| Name= v ... ||| score' lines, the k best of each graph (default); "
-        "text: each sentence's first derivation, one line per sentence in sentence-id order; json: as --json",
+        "text: each sentence's first derivation without <s> and </s>, one line per sentence in sentence-id order; "
+        "json: as --json",
     )
     add_output_options(parser)
     parser.set_defaults(run=run, outputs=("out",))
@@ -150,8 +151,11 @@ def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], foun
         write_atomically(args.out, text + "\n")
         return f"{len(results)} graph(s) as JSON"
     rows = sorted(zip((row["sentence"] for row in results), range(len(results)), results, strict=True))
-    if args.out_format == "text":
-        write_atomically(args.out, "".join(f"{row['derivations'][0]['text']}\n" for _, _, row in rows))
+    if args.out_format == "text":  # translations, as the metrics see them: without the decoder's <s> and </s>
+        from hypertune.metrics.base import strip_sentence_markers
+
+        text = "".join(" ".join(strip_sentence_markers(found[i][0].words)) + "\n" for _, i, _ in rows)
+        write_atomically(args.out, text)
         return f"{len(rows)} translation(s), one per line,"
     lists = []
     for sid, i, _ in rows:
