@@ -197,10 +197,11 @@ class CommandStep:
         return first_best_score(tuning_set, read_weights(weights))
 
     def _pass_on(self, caught: list[warnings.WarningMessage]) -> None:
-        """Show each warning once per run, not once per iteration (the same warning about another iteration's
-        files, or with other counts, is the same warning)."""
+        """Show each warning once per run, not once per iteration: the same warning about another iteration's
+        files, with other counts or other examples, is the same warning (its file and what it says, numbers
+        aside, are its identity)."""
         for warning in caught:
-            text = re.sub(r"\S*iteration-\d+\S*|\d+", "#", str(warning.message))
+            text = ": ".join(re.sub(r"\S*iteration-\d+\S*|\d+", "#", str(warning.message)).split(": ")[:2])
             if text not in self._warned:
                 self._warned.add(text)
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
