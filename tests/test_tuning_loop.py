@@ -441,3 +441,11 @@ def test_lattice_accumulation_joins_by_sentence_id(tmp_path, capsys):
             "--workdir", str(tmp_path / "w2")]  # fmt: skip
     code, _, err = run_tune(argv, capsys)
     assert code == 1 and "carry no sentence ids" in err
+
+
+def test_a_warning_is_said_once_per_run(corpus, tmp_path, capsys):
+    (tmp_path / "ghost").write_text("Ghost0 1\n")  # a weight no feature has: every tuning would warn of it
+    code, result, err = run_tune(tune_args(corpus, tmp_path / "wd", "--init", str(tmp_path / "ghost")), capsys)
+    assert code == 0 and len(result["history"]) > 2
+    assert err.count("Ghost0") == 1 and err.startswith("hypertune tune: warning: ")
+    assert result["weights"]["Ghost0"] != 0  # kept (scaled with the rest), as every tuner keeps such weights
