@@ -287,3 +287,22 @@ def test_seeded_random_forests_and_lattices_against_brute_force():
         assert result.details["exact"]["searched"] == 1
         assert result.oracles[0].text == brute_force_oracle(tuning_set, 0, w)[0]
         checked += 1
+
+
+@pytest.mark.slow
+def test_a_cdec_forest_of_1e18_derivations(shared):
+    """cdec's forest 1 (14,141 edges, about 1.4e18 derivations) with ``lo_test.ref.1`` and cdec's start
+    weights finishes within the default budget, at least as high as the approximations."""
+    forests = shared / "cdec" / "forests"
+    graphs = read_graphs([str(forests / f"training_dpmert_test_data_{i}.json.gz") for i in (0, 1)])
+    references = read_references([str(forests / "lo_test.ref.1")])
+    tuning_set = tuning_set_of(graphs, references)
+    one = TuningSet([tuning_set.graphs[1]], [tuning_set.references[1]], tuning_set.metric, [0])
+    w = Weights({"WordPenalty": 4.25, "LanguageModel": -1.1165, "PhraseModel_0": -0.96, "PassThrough": -10.0})
+    exact = OracleSearch(method="exact").run(one, w)
+    assert exact.details["exact"]["searched"] == 1
+    oracle = exact.oracles[0]
+    for other in (OracleSearch(method="partial", beam=4), OracleSearch(method="linear", linear_p=0.8, linear_r=0.6)):
+        assert oracle.score >= other.run(one, w).oracles[0].score
+    written_out = written_out_bleu_plus_one(oracle.words, [r.split() for r in one.references[0]])
+    assert oracle.score == pytest.approx(written_out, abs=1e-12)
