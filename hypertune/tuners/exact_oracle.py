@@ -3,13 +3,18 @@
 The search runs over the graph split by (N−1)-word boundary state (:class:`~hypertune.tuners.ngram_edges.NgramEdges`):
 there every n-gram of a yield is created by exactly one edge, and a node's state fixes the words an edge above
 it can see, so what a subtree adds to the n-gram counts does not depend on the rest of the derivation -- only
-its clipping does. A *partial derivation* is a top-down expansion from the goal: the edges chosen so far and a
-stack of unexpanded nodes, the *frontier*, leftmost on top. Expanding the leftmost frontier node by each of its
-in-edges gives the children; chosen edges come out in pre-order. A partial derivation with an empty frontier
-is a derivation. The search is best-first by an upper bound on the BLEU+1 of every completion, from the
-incumbent of the ``partial`` beam search; it stops when the best open bound is below the best score found
-(Land & Doig 1960; for oracles over lattices, Sokolov, Wisniewski & Yvon 2012 discuss why the exact problem
-is hard and what approximations cost).
+its clipping does. A *partial derivation* is a top-down expansion from the goal: the edges chosen so far, the
+words of its yield placed so far (a prefix of every completion's string) and a stack of what is still open,
+the *frontier*: unexpanded nodes and the words between them, in the order of the yield, a node on top.
+Expanding that leftmost open node by each of its in-edges gives the children; words that come before the next
+open node move to the placed prefix. So tails are filled in the order of the words, which a rule that
+reorders its tails (``[2] de [1]``) makes differ from the tails' order; the derivation is returned in the
+usual pre-order, children in tail order. A partial derivation with nothing open is a derivation. The search
+is best-first by an upper bound on the BLEU+1 of every completion (Land & Doig 1960), from the incumbent of
+the ``partial`` beam search; every :data:`DIVE_EVERY` expansions it *dives*, expanding the best child of the
+best child ... down to a derivation, to improve the incumbent early. It stops when the best open bound is
+below the best score found. (Sokolov, Wisniewski & Yvon 2012 discuss why the exact BLEU oracle of a lattice
+is hard and what the approximations cost.)
 
 **The bound.** For a string of length ``L`` with clipped matches ``m_n``, BLEU+1 with smoothing ``k``
 (Lin & Och 2004; ``k = 1``) is ``f(m, L) = exp(1/N · Σ_n log((m_n + k_n) / (c_n(L) + k_n)) + min(0, 1 − r(L)/L))``
@@ -46,12 +51,23 @@ tables, so a finished derivation is bounded by its own score; the candidates are
 itself at the end.
 
 **Ties** follow the exact method's rule (higher BLEU+1, equal to 1e-12; then higher model score, equal to
-1e-9 relative; then the greater string). The search prunes a partial derivation when (a) its bound is below
-the best score found minus the tie tolerance, or (b) its bound is at most the score of a found derivation
-``X`` and its best model score (chosen edges plus each frontier node's Viterbi score) is below ``X``'s by more
-than the model tolerance -- then none of its strings can win: with a score within the tie of the best, ``X``
-is in the tie too and has a better model score. Every derivation that may still tie is kept, and the caller
-applies the rule to those; the best-model derivation of the winning string is never pruned by (a) or (b).
+1e-9 relative; then the greater string). Let ``X`` be the incumbent (the best score found, then the best model
+score, then the greatest string among those). The search drops a partial derivation when
+
+(a) its bound is below the best score found minus the tie tolerance: none of its strings ties the best;
+(b) its bound is at most ``X``'s score and its best model score (chosen edges plus each frontier node's
+    Viterbi score) is below ``X``'s by more than the model tolerance: a string of it that ties the best
+    score puts ``X`` in the tie too, and ``X`` has the better model score;
+(c) its bound is at most ``X``'s score, its best model score at most ``X``'s, and its placed words already
+    make every completion's string smaller than ``X``'s: then ``X`` ties it on both scores and wins on the
+    string. Strings are compared as sequences of word ranks (words in string order), which is comparing the
+    joined strings when no word holds a character at or below the space (a word is then below every longer
+    word it begins, as the space after it is below any character); otherwise (c) is not used.
+
+Each rule only drops strings that cannot win, so the winning string's best-model derivation is never
+dropped; every derivation found that may still tie is returned, and the caller applies the rule to them.
+(Model scores are compared as computed; two sums of the same scores in different orders that differ in the
+last bit at the edge of the 1e-9 tolerance are the one case the argument does not cover.)
 
 The search is one compiled kernel; the per-node passes are compiled inside passes
 (:func:`hypertune.compiled.scalar_inside`). Its size limit is ``max_expansions`` (partial derivations
