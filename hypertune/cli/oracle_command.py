@@ -18,8 +18,8 @@ BLEU over the n-gram-split graph, exact for that gain), partial (BLEU+1 of each 
 derivation, approximate), exact (the true sentence oracle: graphs of at most 1,000 derivations enumerated,
 larger ones by branch and bound over the n-gram-split graph, up to --max-expansions; metrics other than
 BLEU+1/add-k BLEU by enumeration up to --max-strings), corpus (greedy corpus-BLEU oracle from the sentence
-oracles of --start-method). The sentence metric is BLEU+1 unless --metric says
-otherwise; the corpus line is corpus BLEU of the oracle translations.
+oracles of --start-method). The sentence metric is BLEU+1 unless --metric says otherwise; the corpus line
+is corpus BLEU of the oracle translations.
 """
 
 
