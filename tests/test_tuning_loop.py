@@ -449,3 +449,17 @@ def test_a_warning_is_said_once_per_run(corpus, tmp_path, capsys):
     assert code == 0 and len(result["history"]) > 2
     assert err.count("Ghost0") == 1 and err.startswith("hypertune tune: warning: ")
     assert result["weights"]["Ghost0"] != 0  # kept (scaled with the rest), as every tuner keeps such weights
+
+
+@pytest.mark.parametrize("tuner", ["mert", "mira", "minrisk", "train", "pro"])
+def test_every_tuner_runs_in_the_loop(tuner, corpus, tmp_path, capsys):
+    """Each ``--tuner`` is its tuning command with its own options; one tuning and the decoding after it."""
+    argv = tune_args(corpus, tmp_path / "wd", "--iterations", "1")
+    argv[argv.index("--tuner") + 1] = tuner
+    argv.remove("--restarts")
+    argv.remove("2")
+    code, result, err = run_tune(argv, capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "wd" / "iteration-001" / "tuner.json").read_text())["result"]
+    tuned = parse_weights((tmp_path / "wd" / "iteration-001" / "tuned.weights").read_text(), "tuned")
+    assert tuned == summary["weights"] == result["weights"] and len(result["history"]) == 2
