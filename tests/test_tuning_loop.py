@@ -463,3 +463,14 @@ def test_every_tuner_runs_in_the_loop(tuner, corpus, tmp_path, capsys):
     summary = json.loads((tmp_path / "wd" / "iteration-001" / "tuner.json").read_text())["result"]
     tuned = parse_weights((tmp_path / "wd" / "iteration-001" / "tuned.weights").read_text(), "tuned")
     assert tuned == summary["weights"] == result["weights"] and len(result["history"]) == 2
+
+
+def test_references_must_be_files_the_loop_can_read_again(corpus, tmp_path, capsys):
+    read, write = os.pipe()
+    os.write(write, corpus["ref"].read_bytes())
+    os.close(write)
+    argv = tune_args(corpus, tmp_path / "wd")
+    argv[argv.index("--refs") + 1] = f"/dev/fd/{read}"
+    code, _, err = run_tune(argv, capsys)
+    os.close(read)
+    assert code == 2 and "give a file, not a pipe" in err and not (tmp_path / "wd").exists()

@@ -230,15 +230,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Any:
+    from hypertune.errors import UsageError
     from hypertune.formats import read_weights
-    from hypertune.formats.references import read_references
+    from hypertune.formats.references import expand_prefix, read_references
     from hypertune.loop import DecoderConfig, LoopSettings, fingerprint_file
 
     config = DecoderConfig.from_file(args.decoder_config) if args.decoder_config else DecoderConfig()
     init = config.weights()
     init.update(read_weights(args.init) if args.init else {})
+    for path in [*args.refs, *(args.test_refs or [])]:
+        if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+            raise UsageError(f"{path}: the loop reads the references in every iteration; give a file, not a pipe")
     read_references(args.refs, args.refs_per_sentence)  # bad references fail now, before the decoder runs
-    references = [fingerprint_file(p) if os.path.isfile(p) else p for p in args.refs]
+    files = [name for p in args.refs for name in ([p] if os.path.isfile(p) else expand_prefix(p))]
+    references = [fingerprint_file(name) for name in files]  # by content: the files may move
     return LoopSettings(
         decoder=args.decoder,
         init=init,
