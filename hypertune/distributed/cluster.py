@@ -54,6 +54,18 @@ def parse_cluster(text: str) -> ClusterSpec:
     raise UsageError(f"--cluster {text!r}: expected local, local:N or a scheduler address tcp://HOST:PORT")
 
 
+def worker_environment(dask: Any) -> dict[str, str]:
+    """What a local worker process starts with: Dask's own pre-spawn environment, one thread per library
+    (:data:`WORKER_ENVIRONMENT`), and *without* Dask's ``MALLOC_TRIM_THRESHOLD_=65536``. Setting that variable
+    fixes glibc's mmap threshold at 128 kB, so every large array the envelope kernels allocate and free in a
+    line search is a fresh mmap: 22,000 page faults and 40-50 ms of system time per line search per worker
+    on the benchmark (docs/distributed.md), a third of the worker's time."""
+    environ = {k: str(v) for k, v in (dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}).items()}
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    environ.update(WORKER_ENVIRONMENT)
+    return environ
+
+
 def _import_dask() -> Any:
     try:
         import distributed
@@ -78,14 +90,17 @@ def open_cluster(
     cluster = None
     try:
         if spec.kind == "local":
-            cluster = distributed.LocalCluster(
-                n_workers=spec.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # any free port (the dashboard itself needs bokeh)
-                silence_logs=logging.ERROR,
-                env=dict(WORKER_ENVIRONMENT),
-            )
+            import dask
+
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(dask)}):
+                cluster = distributed.LocalCluster(
+                    n_workers=spec.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",  # any free port (the dashboard itself needs bokeh)
+                    silence_logs=logging.ERROR,
+                    env=dict(WORKER_ENVIRONMENT),
+                )
             client = distributed.Client(cluster, timeout=timeout)
         else:
             client = distributed.Client(spec.address, timeout=timeout)
