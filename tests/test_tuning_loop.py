@@ -474,3 +474,33 @@ def test_references_must_be_files_the_loop_can_read_again(corpus, tmp_path, caps
     code, _, err = run_tune(argv, capsys)
     os.close(read)
     assert code == 2 and "give a file, not a pipe" in err and not (tmp_path / "wd").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_loop_leaves_no_decoder_running(corpus, tmp_path):
+    marker = f"hypertune-test-{os.getpid()}-{time.monotonic_ns()}"
+    decoder = f"sleep 30 && echo {marker} > {{kbest}} # {{weights}}"  # a shell with a child: the group must go
+    workdir = tmp_path / "wd"
+    process = subprocess.Popen([sys.executable, "-m", "hypertune", *tune_args(corpus, workdir, decoder=decoder)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def running() -> int:  # processes whose command line names the marker, the loop's own aside
+        count = 0
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            count += marker.encode() in cmdline and int(pid) != process.pid
+        return count
+
+    deadline = time.monotonic() + 30
+    while running() < 2 and time.monotonic() < deadline:  # the keeper and the shell (and sleep) are up
+        time.sleep(0.05)
+    assert running() >= 2
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + 5
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running() == 0

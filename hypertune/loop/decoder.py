@@ -59,38 +59,67 @@ def check_template(template: str, output: str) -> None:
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """In a child process (``preexec_fn``): die with the tuning loop (Linux), so that a killed loop leaves no
-    decoder running on; a resumed loop discards a half-written output folder in any case (``WorkDir.discard``)."""
+    """In a child process (``preexec_fn``): die with the tuning loop (Linux ``PR_SET_PDEATHSIG``)."""
     try:
         import ctypes
         import signal
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+
+
+#: The decoder's keeper, a small process between the loop and the shell. The shell runs in a process group
+#: of its own, so that everything it starts (a pipeline, ``a && b``) can be stopped at once; the keeper
+#: asks the kernel for SIGTERM when the loop dies (``PR_SET_PDEATHSIG``, Linux), even by ``kill -9``, and
+#: then kills that whole group: a killed loop leaves no decoder running on beside its resumed run. The
+#: keeper exits as the shell did (with its status, or killed by the same signal).
+KEEPER = r"""
+import ctypes, os, signal, subprocess, sys
+child = None
+def stop(signum, frame):
+    if child is not None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(128 + signum)
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[2]):
+    stop(signal.SIGTERM, None)
+child = subprocess.Popen(sys.argv[1], shell=True, start_new_session=True)
+status = child.wait()
+if status < 0:
+    signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+sys.exit(status)
+"""
 
 
 def run_decoder(
     command: str,
     stdout_path: str,
     stderr_path: str,
-    iteration: int,
+    iteration: int | str,
     tick: Callable[[float], None] | None = None,
 ) -> float:
-    """Run ``command`` through the shell, its standard output to ``stdout_path`` and error to
-    ``stderr_path``; return the seconds it took. A failure raises :class:`DecoderError` naming the exit
-    status (or signal) and quoting the log's last lines. ``tick(seconds)`` is called about once a second
-    while it runs (progress on a terminal)."""
+    """Run ``command`` through the shell (under :data:`KEEPER`), its standard output to ``stdout_path`` and
+    error to ``stderr_path``; return the seconds it took. A failure raises :class:`DecoderError` naming the
+    exit status (or signal) and quoting the log's last lines. ``tick(seconds)`` is called about once a
+    second while it runs (progress on a terminal). Ctrl-C stops the decoder's whole process group."""
     started = time.perf_counter()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         try:
             process = subprocess.Popen(
-                command,
-                shell=True,
+                [sys.executable, "-c", KEEPER, command, str(os.getpid())],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
             )
         except OSError as error:
             raise DecoderError(f"cannot start the decoder: {error.strerror}", 127) from None
@@ -102,7 +131,7 @@ def run_decoder(
                 if tick is not None:
                     tick(time.perf_counter() - started)
             except KeyboardInterrupt:
-                process.kill()
+                process.terminate()  # the keeper stops the decoder's group
                 process.wait()
                 raise
     if status != 0:

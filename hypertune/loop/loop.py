@@ -164,6 +164,7 @@ class TuningLoop:
         started = time.perf_counter()
         with self.workdir.locked():
             resumed = self.workdir.check_config(self.settings.config(), resume)
+            self.workdir.tidy()
             if not os.path.exists(self.workdir.file("init.weights")):
                 write_atomically(self.workdir.file("init.weights"), format_weights(self.settings.init, "cdec"))
             state = self.workdir.read_json("state.json") or {}

@@ -126,6 +126,18 @@ class WorkDir:
             )
         return True
 
+    def tidy(self) -> None:
+        """Remove what a killed run can leave half-made: temporary files of atomic writes (``.hypertune-*``,
+        never renamed into place) and folders being discarded. Called with the lock held, so nothing of a
+        live run is touched; half-made decoder output folders go when their step is redone (:meth:`staging`)."""
+        for root, folders, files in os.walk(self.path):
+            for name in files:
+                if name.startswith(".hypertune-"):
+                    os.unlink(os.path.join(root, name))
+            for name in [f for f in folders if ".discarded-" in f]:
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+                folders.remove(name)
+
     def staging(self, *parts: str) -> str:
         """A fresh folder for a decoder to write into, next to ``parts`` (``.output.partial-PID``) after
         discarding every earlier attempt's: a decoder orphaned by a killed run (a shell's child outlives
