@@ -204,7 +204,12 @@ def test_options_that_do_not_fit_are_refused():
 
 @pytest.mark.parametrize(
     "options",
-    [["--loss", "perceptron"], ["--loss", "ramp", "--minibatch", "2"], ["--loss", "pl", "--optimizer", "adagrad"]],
+    [
+        ["--loss", "perceptron"],
+        ["--loss", "ramp", "--minibatch", "2"],
+        ["--loss", "ramp", "--cccp-passes", "2", "--corpus-order"],
+        ["--loss", "pl", "--optimizer", "adagrad"],
+    ],
 )
 def test_train_command_runs_online_tuners(options, tmp_path, capsys):
     out = tmp_path / "w"

@@ -114,6 +114,14 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--minibatch", type=int, default=1, metavar="B", help="sentences per update (1)")
     group.add_argument("--cost-scale", type=float, metavar="A", help="α of the cost α·(1 − BLEU+1) (loss's default)")
     group.add_argument(
+        "--cccp-passes",
+        type=int,
+        default=0,
+        metavar="T",
+        help="ramp: fix the hopes for rounds of T epochs, as rampion's CCCP (rampion: 5; default 0, every visit)",
+    )
+    group.add_argument("--corpus-order", action="store_true", help="visit sentences in corpus order, not shuffled")
+    group.add_argument(
         "--target", choices=("oracle", "hope"), default="oracle", help="perceptron/latent-svm: what to move towards"
     )
     group.add_argument(
@@ -168,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
             minibatch=args.minibatch,
             cost_scale=args.cost_scale,
             target=args.target,
+            cccp_passes=args.cccp_passes,
+            shuffle=not args.corpus_order,
             average=False if args.no_average else None,
             kbest=args.kbest,
             prune_density=args.prune_density or None,
