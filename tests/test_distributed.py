@@ -172,6 +172,7 @@ def test_kbest_mert_on_a_real_scheduler_equals_one_process(cluster, capsys):
     assert got["restart_scores"] == expected.restart_scores
 
 
+@pytest.mark.slow
 def test_lattice_mert_on_a_local_cluster_equals_one_process(graphs, capsys):
     path, refs, init = graphs
     tuning_set = TuningSet(read_graphs(path), read_references(refs), BleuMetric(tokenize="none"))
@@ -230,6 +231,7 @@ def test_mira_mixing_is_reproducible_by_seed_and_equal_on_the_cluster(cluster):
     assert [e.bleu for e in got.history] == [e.bleu for e in first.history]
 
 
+@pytest.mark.slow
 def test_a_killed_worker_stops_the_run_naming_its_shard():
     """Worker loss: the run stops with one line naming the lost shard (docs/distributed.md says why it does
     not reload the shard elsewhere)."""
