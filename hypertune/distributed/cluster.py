@@ -92,7 +92,10 @@ def open_cluster(
         if spec.kind == "local":
             import dask
 
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(dask)}):
+            with (
+                dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(dask)}),
+                _environment_kept(),
+            ):
                 cluster = distributed.LocalCluster(
                     n_workers=spec.workers,
                     threads_per_worker=1,
@@ -118,6 +121,22 @@ def open_cluster(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@contextmanager
+def _environment_kept() -> Iterator[None]:
+    """Dask's nannies write the workers' environment (``NUMBA_NUM_THREADS=1``, ...) into this process's own
+    ``os.environ`` to spawn them; put ours back, or this process's numba, whose thread count is fixed once its
+    threads start, refuses to compile anything more ("Cannot set NUMBA_NUM_THREADS to a different value")."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for name in set(os.environ) - set(saved):
+            del os.environ[name]
+        for name, value in saved.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
 
 
 def dashboard_link(client: Any) -> str | None:
