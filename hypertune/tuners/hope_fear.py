@@ -606,14 +606,18 @@ class HopeFearDecoder:
         vector = _fit(weights, features.shape[1])
         return compiled.csr_matvec(features.indptr, features.indices, features.data, vector)
 
+    def derivation_features(self, sentence: int, derivation_edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A derivation's feature vector (the sum of its edges'), as sorted indices and values."""
+        features = self.tuning_set.graphs[sentence].features
+        dense, touched = self._scratch(features.shape[1])
+        return _sparse_sum(derivation_edges, features.indptr, features.indices, features.data, dense, touched)
+
     def hypothesis(
         self, sentence: int, derivation_edges: np.ndarray, weights: np.ndarray, gain: Gain, stats: np.ndarray
     ) -> Hypothesis:
         hg = self.tuning_set.graphs[sentence]
-        features = hg.features
-        dense, touched = self._scratch(features.shape[1])
-        idx, val = _sparse_sum(derivation_edges, features.indptr, features.indices, features.data, dense, touched)
-        score = float(val @ _fit(weights, features.shape[1])[idx]) if idx.size else 0.0
+        idx, val = self.derivation_features(sentence, derivation_edges)
+        score = float(val @ _fit(weights, hg.features.shape[1])[idx]) if idx.size else 0.0
         derivation = hg.derivation_from_edges(derivation_edges)
         words = None if self.tuning_set.precomputed else self.words(sentence, derivation_edges)
         return Hypothesis(derivation, words, idx, val, score, stats, float(gain.score(stats)))

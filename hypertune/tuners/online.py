@@ -137,11 +137,11 @@ class GraphSpace:
             for a in bleu_weights
         ]
         stats = decoder.stats_of(sentence, [decoder.words(sentence, edges) for edges in found])
-        picked = []
-        for edges, row in zip(found, stats, strict=True):
-            hypothesis = decoder.hypothesis(sentence, edges, w, self.gain, row)
-            picked.append(Derivation(hypothesis.feature_indices, hypothesis.feature_values, hypothesis.gain))
-        return picked
+        gains = np.atleast_1d(self.gain.score(stats))
+        return [
+            Derivation(*decoder.derivation_features(sentence, edges), float(gain))
+            for edges, gain in zip(found, gains, strict=True)
+        ]
 
 
 # ---------------------------------------------------------------------- losses
