@@ -408,20 +408,31 @@ def _rewrite_lines(text: str, weights: Mapping[str, float], path: str, config: b
     dense: dict[str, list[tuple[int, int]]] = {}  # Name= lines: (line index, number of values)
     lines = text.splitlines(keepends=True)
     for index, raw in enumerate(lines):
-        indent, content, tail = _split_comment(raw)
-        newline = "\n" if raw.endswith("\n") else ""
+        content = _split_comment(raw)[1]
         out.append(raw)
         if not content or (config and (_CONFIG.match(content) or len(content.split()) != 2)):
             continue
-        fields = content.split()
-        if fields[0].endswith("="):
-            dense.setdefault(fields[0][:-1], []).append((index, len(fields) - 1))
-            continue
-        name, separator = (fields[0].rsplit("=", 1)[0], "=") if len(fields) == 1 else (fields[0], " ")
-        if name in weights:
-            out[index] = f"{indent}{name}{separator}{format_number(weights[name])}{tail}{newline}"
+        _rewrite_weight_line(out, index, dense, weights)
     _rewrite_components(out, dense, set(), weights)
     return "".join(out), _rest(weights, named)
+
+
+def _rewrite_weight_line(
+    out: list[str], index: int, dense: dict[str, list[tuple[int, int]]], weights: Mapping[str, float]
+) -> None:
+    """One ``name value``, ``name=value`` or ``Name= v1 v2 ...`` line: a single weight is given its new value
+    in place (spacing and comment kept); a dense feature's line is noted in ``dense`` for
+    :func:`_rewrite_components`."""
+    raw = out[index]
+    indent, content, tail = _split_comment(raw)
+    newline = "\n" if raw.endswith("\n") else ""
+    fields = content.split()
+    if fields[0].endswith("="):
+        dense.setdefault(fields[0][:-1], []).append((index, len(fields) - 1))
+        return
+    name, separator = (fields[0].rsplit("=", 1)[0], "=") if len(fields) == 1 else (fields[0], " ")
+    if name in weights:
+        out[index] = f"{indent}{name}{separator}{format_number(weights[name])}{tail}{newline}"
 
 
 def _rewrite_components(
@@ -455,21 +466,14 @@ def _rewrite_moses_ini(text: str, weights: Mapping[str, float], path: str) -> tu
     old: dict[str, list[tuple[int, int]]] = {}  # [weight-X] sections: one or more values a line
     section = None
     for index, raw in enumerate(lines):
-        indent, content, tail = _split_comment(raw)
-        newline = "\n" if raw.endswith("\n") else ""
+        content = _split_comment(raw)[1]
         if not content:
             continue
         if content.startswith("[") and content.endswith("]"):
             section = content[1:-1].strip()
             continue
         if section == "weight":
-            fields = content.split()
-            if fields[0].endswith("="):
-                dense.setdefault(fields[0][:-1], []).append((index, len(fields) - 1))
-                continue
-            name, separator = (fields[0].rsplit("=", 1)[0], "=") if len(fields) == 1 else (fields[0], " ")
-            if name in weights:
-                out[index] = f"{indent}{name}{separator}{format_number(weights[name])}{tail}{newline}"
+            _rewrite_weight_line(out, index, dense, weights)
         elif section is not None and section.startswith("weight-"):
             key = section[len("weight-") :]
             old.setdefault(_OLD_SECTIONS.get(key, key), []).append((index, len(content.split())))
