@@ -28,7 +28,12 @@ corpus BLEU of the model-best translations. See docs/mira.md.
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
     from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_cluster_options, add_graph_format_option, add_strict_option
+    from hypertune.cli.tuning import (
+        add_cluster_options,
+        add_graph_format_option,
+        add_prune_option,
+        add_strict_option,
+    )
     from hypertune.metrics.tokenize import TOKENIZERS
 
     parser = subparsers.add_parser(
@@ -69,14 +74,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-C", "--cparam", dest="C", type=float, default=0.01, help="step cap C (default 0.01)")
     parser.add_argument("--decay", "-D", type=float, default=0.999, help="background decay (default 0.999)")
     parser.add_argument("--epochs", "--iters", "-J", type=int, default=60, help="epochs (default 60)")
-    parser.add_argument(
-        "--prune-density",
-        "--hg-prune",
-        type=float,
-        default=50.0,
-        metavar="N",
-        help="keep N edges per reference word in hypergraphs; 0 = no pruning (default 50)",
-    )
+    add_prune_option(parser)
     parser.add_argument("--model-bg", action="store_true", help="background absorbs the model-best, not the hope")
     parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
     parser.add_argument("--seed", "--random-seed", "-r", type=int, default=0, help="shuffling seed (default 0)")

@@ -103,6 +103,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
 
 def add_online_options(parser: argparse.ArgumentParser) -> None:
     """The options of the online optimizers and structured losses (docs/tuners.md)."""
+    from hypertune.cli.tuning import add_prune_option
     from hypertune.tuners.online import L1_METHODS
 
     group = parser.add_argument_group("online optimizers and structured losses")
@@ -127,14 +128,7 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-average", action="store_true", help="keep the last weights, not their average (the default with --l1)"
     )
-    group.add_argument(
-        "--prune-density",
-        "--hg-prune",
-        type=float,
-        default=50.0,
-        metavar="N",
-        help="lattices/forests: keep N edges per reference word, as mira (0: no pruning; default 50)",
-    )
+    add_prune_option(group)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -106,6 +106,18 @@ def graph_weights(paths: list[str], hg, strict: bool = False) -> Weights:  # noq
     return weights
 
 
+def add_prune_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--prune-density`` (kbmira's ``--hg-prune``): how much of each hypergraph the hope/fear search sees."""
+    parser.add_argument(
+        "--prune-density",
+        "--hg-prune",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="keep N edges per reference word in hypergraphs; 0 = no pruning (default 50)",
+    )
+
+
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
