@@ -275,6 +275,17 @@ def boolean_inside_outside(num_nodes, head, tail_offsets, tails, keep):  # pragm
 
 
 @_jit
+def grown(a: np.ndarray, need: int) -> np.ndarray:  # pragma: no cover - compiled
+    """``a`` when it has ``need`` rows, else a copy with at least twice the rows (amortized growth of the
+    arrays compiled searches fill: the n-gram intersection, the exact oracle's states)."""
+    if need <= a.shape[0]:
+        return a
+    bigger = np.empty((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
+    bigger[: a.shape[0]] = a
+    return bigger
+
+
+@_jit
 def csr_matvec(indptr, indices, data, vector):  # pragma: no cover - compiled
     """Sparse matrix (CSR) times dense vector: the edge scores w · f_e (summed in the order scipy sums)."""
     out = np.empty(indptr.size - 1)

@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from hypertune.compiled import uncounted_jit
+from hypertune.compiled import grown, uncounted_jit
 from hypertune.errors import GraphError
 from hypertune.hypergraph import Derivation, Hypergraph, _flat_ranges
 
@@ -255,16 +255,6 @@ def _probe(
     return i
 
 
-@_jit
-def _grow(a: np.ndarray, need: int) -> np.ndarray:  # pragma: no cover - compiled
-    """``a`` when it has ``need`` rows, else a copy with at least twice the rows."""
-    if need <= a.shape[0]:
-        return a
-    bigger = np.empty((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
-    bigger[: a.shape[0]] = a
-    return bigger
-
-
 @_inline
 def _has_room(out: _Split, first_state: int, tails: int, grams: int) -> bool:  # pragma: no cover - compiled
     """Whether ``out`` has room for one more split node (also in the state table of the node being split, whose
@@ -293,15 +283,15 @@ def _reserve(out: _Split, first_state: int, tails: int, grams: int) -> _Split:  
                 i = (i + 1) & mask
             slots[i] = s
     return _Split(
-        _grow(out.node_origin, c[0] + 1),
-        _grow(out.node_hash, c[0] + 1),
-        _grow(out.node_state, c[0] + 1),
+        grown(out.node_origin, c[0] + 1),
+        grown(out.node_hash, c[0] + 1),
+        grown(out.node_state, c[0] + 1),
         slots,
-        _grow(out.edge_head, c[1] + 1),
-        _grow(out.edge_origin, c[1] + 1),
-        _grow(out.edge_grams, c[1] + 1),
-        _grow(out.tails, c[2] + tails),
-        _grow(out.grams, c[3] + grams),
+        grown(out.edge_head, c[1] + 1),
+        grown(out.edge_origin, c[1] + 1),
+        grown(out.edge_grams, c[1] + 1),
+        grown(out.tails, c[2] + tails),
+        grown(out.grams, c[3] + grams),
         c,
     )
 

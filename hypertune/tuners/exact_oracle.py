@@ -84,6 +84,7 @@ import numba
 import numpy as np
 
 from hypertune import compiled
+from hypertune.compiled import grown
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, _kernels
 from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
@@ -411,16 +412,6 @@ def _heap_pop(heap, size, key, second):  # pragma: no cover - compiled
 
 
 @_jit
-def _grown(a, need):  # pragma: no cover - compiled
-    """``a`` when it has ``need`` rows, else a copy with twice as many."""
-    if need <= a.shape[0]:
-        return a
-    bigger = np.empty((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
-    bigger[: a.shape[0]] = a
-    return bigger
-
-
-@_jit
 def _type_inside(node_offsets, tail_offsets, tails, gram_offsets, gram_type, types):  # pragma: no cover - compiled
     """``out[v, t]``: the most occurrences of reference n-gram type ``t`` in one derivation of ``v`` (a max-plus
     inside pass per type; each type maximized on its own)."""
@@ -672,10 +663,10 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
                     best_length = length + count
             if states == parent.size:
                 need = states + 1
-                parent, edge, head = _grown(parent, need), _grown(edge, need), _grown(head, need)
-                placed, placed_count = _grown(placed, need), _grown(placed_count, need)
-                chosen_model, model_bound = _grown(chosen_model, need), _grown(model_bound, need)
-                bound, expanded = _grown(bound, need), _grown(expanded, need)
+                parent, edge, head = grown(parent, need), grown(edge, need), grown(head, need)
+                placed, placed_count = grown(placed, need), grown(placed_count, need)
+                chosen_model, model_bound = grown(chosen_model, need), grown(model_bound, need)
+                bound, expanded = grown(bound, need), grown(expanded, need)
             c = states
             states += 1
             parent[c], edge[c], expanded[c] = s, e, False
@@ -683,13 +674,13 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
             if complete:
                 head[c], placed[c], placed_count[c] = -1, -1, 0
                 if nfound == found.size:
-                    found = _grown(found, nfound + 1)
+                    found = grown(found, nfound + 1)
                 found[nfound] = c
                 nfound += 1
                 continue
             last = placed[s]
             if words_used + count > word_cell.size:
-                word_cell, word_next = _grown(word_cell, words_used + count), _grown(word_next, words_used + count)
+                word_cell, word_next = grown(word_cell, words_used + count), grown(word_next, words_used + count)
             for k in range(count):
                 word_cell[words_used], word_next[words_used] = emitted[k], last
                 last = words_used
@@ -697,7 +688,7 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
             placed[c], placed_count[c] = last, length + count
             need = cells + t_.target_offsets[e + 1] - split_at
             if need > cell_symbol.size:
-                cell_symbol, cell_next = _grown(cell_symbol, need), _grown(cell_next, need)
+                cell_symbol, cell_next = grown(cell_symbol, need), grown(cell_next, need)
             for p in range(t_.target_offsets[e + 1] - 1, split_at - 1, -1):  # the first tail on top
                 token = t_.target[p]
                 if token >= 0 and t_.skip[token]:
@@ -708,7 +699,7 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
                 cells += 1
             head[c] = top
             if size == heap.size:
-                heap = _grown(heap, size + 1)
+                heap = grown(heap, size + 1)
             size = _heap_push(heap, size, c, bound, model_bound)
             if diving and (
                 dive < 0 or bound[c] > bound[dive] or (bound[c] == bound[dive] and model_bound[c] > model_bound[dive])
