@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -177,21 +177,32 @@ def _line(collector: _Collector, line: str, raw: str, path: str, number: int) ->
     collector.add_plain(name, _numbers(values, name, path, number)[0])
 
 
-def _read_moses_ini(text: str, path: str) -> dict[str, float]:
-    collector = _Collector()
+def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, str | None]]:
+    """The weight lines of a moses.ini: ``(index, line without comment, section, old feature name)``, the
+    last ``None`` in ``[weight]`` and the feature's name in an old ``[weight-X]`` section. The one walk over
+    the sections, for the reader and the rewriter."""
     section = None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for index, raw in enumerate(lines):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1].strip()
-            continue
-        if section == "weight":
-            _line(collector, line, raw, path, number)
+        elif section == "weight":
+            yield index, line, section, None
         elif section is not None and section.startswith("weight-"):
             key = section[len("weight-") :]
-            collector.add_dense(_OLD_SECTIONS.get(key, key), _numbers(line.split(), section, path, number))
+            yield index, line, section, _OLD_SECTIONS.get(key, key)
+
+
+def _read_moses_ini(text: str, path: str) -> dict[str, float]:
+    collector = _Collector()
+    lines = text.splitlines()
+    for index, line, section, old_name in _moses_ini_weight_lines(lines):
+        if old_name is None:
+            _line(collector, line, lines[index], path, index + 1)
+        else:
+            collector.add_dense(old_name, _numbers(line.split(), section, path, index + 1))
     return collector.result()
 
 
@@ -464,19 +475,11 @@ def _rewrite_moses_ini(text: str, weights: Mapping[str, float], path: str) -> tu
     out = list(lines)
     dense: dict[str, list[tuple[int, int]]] = {}
     old: dict[str, list[tuple[int, int]]] = {}  # [weight-X] sections: one or more values a line
-    section = None
-    for index, raw in enumerate(lines):
-        content = _split_comment(raw)[1]
-        if not content:
-            continue
-        if content.startswith("[") and content.endswith("]"):
-            section = content[1:-1].strip()
-            continue
-        if section == "weight":
+    for index, content, _, old_name in _moses_ini_weight_lines(lines):
+        if old_name is None:
             _rewrite_weight_line(out, index, dense, weights)
-        elif section is not None and section.startswith("weight-"):
-            key = section[len("weight-") :]
-            old.setdefault(_OLD_SECTIONS.get(key, key), []).append((index, len(content.split())))
+        else:
+            old.setdefault(old_name, []).append((index, len(content.split())))
     # the reader gathers a name's components from [weight] lines and [weight-X] sections alike, in file order
     merged: dict[str, list[tuple[int, int]]] = {}
     for name in dict.fromkeys([*dense, *old]):
