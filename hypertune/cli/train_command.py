@@ -132,80 +132,83 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
+
+    if args.loss in STRUCTURED_LOSSES or args.optimizer in ONLINE_OPTIMIZERS:
+        return _run_online(args)
+    return _run_batch(args)
+
+
+def _run_online(args: argparse.Namespace) -> int:
+    """A structured loss, or a batch loss with an online optimizer, sentence by sentence in this process."""
     from hypertune.cli.common import show_progress
     from hypertune.cli.tuning import load_tuning_set, load_weights, report_tuning
     from hypertune.errors import UsageError
+    from hypertune.tuners.online import ONLINE_OPTIMIZERS, OnlineTrainer
 
+    if args.optimizer in ("lbfgs", "owlqn"):
+        raise UsageError(f"the {args.loss} loss takes an online optimizer: {', '.join(ONLINE_OPTIMIZERS)}")
     if args.cluster or args.shards is not None:
-        return _run_sharded(args)
+        raise UsageError(f"--cluster and --shards run the batch losses; the {args.loss} loss with {args.optimizer} "
+                         "runs in one process")  # fmt: skip
     tuning_set = load_tuning_set(args)
     init, _ = load_weights(args.init, tuning_set, args)
+
+    def report(entry: Any) -> None:
+        sys.stderr.write(f"\r\x1b[K{args.command}: epoch {entry.iteration}: {entry.updates} updates, "
+                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+        sys.stderr.flush()
+
+    online = OnlineTrainer(
+        loss=args.loss,
+        optimizer=args.optimizer,
+        epochs=args.epochs,
+        learning_rate=args.learning_rate,
+        C=args.C,
+        r=args.arow_r,
+        l2=args.l2,
+        l1=args.l1,
+        l1_method=args.l1_method,
+        minibatch=args.minibatch,
+        cost_scale=args.cost_scale,
+        target=args.target,
+        cccp_passes=args.cccp_passes,
+        shuffle=not args.corpus_order,
+        average=False if args.no_average else None,
+        kbest=args.kbest,
+        prune_density=args.prune_density or None,
+        top_k=args.top_k,
+        sample=args.sample,
+        acceptance=args.acceptance,
+        smooth=args.gain_smooth,
+        normalize=args.normalize,
+        seed=args.seed,
+        progress=report if show_progress(args) else None,
+    )
+    result = online.fit(tuning_set, init)
+    if show_progress(args):
+        sys.stderr.write("\n")
+    details = (
+        f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
+        f"{result.nonzero} of {result.features} weights nonzero"
+    )
+    return report_tuning(args, tuning_set, result, details)
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    """A batch loss minimized by L-BFGS / OWL-QN; with ``--cluster`` or ``--shards`` over shards (partial losses
+    and gradients summed in shard order)."""
+    from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.tuners.corpus import TuningSet
+    from hypertune.tuners.train import Trainer
 
     def report(entry: Any) -> None:
         sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "
                          f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
         sys.stderr.flush()
 
-    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES, OnlineTrainer
-
-    if args.loss in STRUCTURED_LOSSES or args.optimizer in ONLINE_OPTIMIZERS:
-        if args.optimizer in ("lbfgs", "owlqn"):
-            raise UsageError(f"the {args.loss} loss takes an online optimizer: {', '.join(ONLINE_OPTIMIZERS)}")
-
-        def epoch_report(entry: Any) -> None:
-            sys.stderr.write(f"\r\x1b[K{args.command}: epoch {entry.iteration}: {entry.updates} updates, "
-                             f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
-            sys.stderr.flush()
-
-        online = OnlineTrainer(
-            loss=args.loss,
-            optimizer=args.optimizer,
-            epochs=args.epochs,
-            learning_rate=args.learning_rate,
-            C=args.C,
-            r=args.arow_r,
-            l2=args.l2,
-            l1=args.l1,
-            l1_method=args.l1_method,
-            minibatch=args.minibatch,
-            cost_scale=args.cost_scale,
-            target=args.target,
-            cccp_passes=args.cccp_passes,
-            shuffle=not args.corpus_order,
-            average=False if args.no_average else None,
-            kbest=args.kbest,
-            prune_density=args.prune_density or None,
-            top_k=args.top_k,
-            sample=args.sample,
-            acceptance=args.acceptance,
-            smooth=args.gain_smooth,
-            normalize=args.normalize,
-            seed=args.seed,
-            progress=epoch_report if show_progress(args) else None,
-        )
-        result = online.fit(tuning_set, init)
-        if show_progress(args):
-            sys.stderr.write("\n")
-        details = (
-            f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
-            f"{result.nonzero} of {result.features} weights nonzero"
-        )
-        return report_tuning(args, tuning_set, result, details)
-    trainer = _trainer(args, report if show_progress(args) else None)
-    result = trainer.fit(tuning_set, init)
-    if show_progress(args):
-        sys.stderr.write("\n")
-    details = (
-        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
-    )
-    return report_tuning(args, tuning_set, result, details)
-
-
-def _trainer(args: argparse.Namespace, progress: Any) -> Any:
-    """The batch trainer of the command's options."""
-    from hypertune.tuners.train import Trainer
-
-    return Trainer(
+    trainer = Trainer(
         loss=args.loss,
         l2=args.l2,
         l1=args.l1,
@@ -219,33 +222,13 @@ def _trainer(args: argparse.Namespace, progress: Any) -> Any:
         normalize=args.normalize,
         iterations=args.iterations,
         seed=args.seed,
-        progress=progress,
+        progress=report if show_progress(args) else None,
     )
-
-
-def _run_sharded(args: argparse.Namespace) -> int:
-    """``--cluster`` or ``--shards``: the batch losses over shards (partial losses and gradients summed in shard
-    order); the online tuners run in one process."""
-    from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
-    from hypertune.errors import UsageError
-    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
-
-    if args.loss in STRUCTURED_LOSSES or args.optimizer in ONLINE_OPTIMIZERS:
-        raise UsageError(f"--cluster and --shards run the batch losses; the {args.loss} loss with {args.optimizer} "
-                         "runs in one process")  # fmt: skip
-
-    def report(entry: Any) -> None:
-        sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "
-                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
-        sys.stderr.flush()
-
-    trainer = _trainer(args, report if show_progress(args) else None)
     with open_shards(args) as shards:
         if shards is None:
             tuning_set = load_tuning_set(args)
             init, _ = load_weights(args.init, tuning_set, args)
-            data = local_shards(args, tuning_set)
+            data = local_shards(args, tuning_set) or tuning_set
         else:
             tuning_set = data = shards
             init, _ = load_weights(args.init, shards, args)
@@ -253,7 +236,8 @@ def _run_sharded(args: argparse.Namespace) -> int:
     if show_progress(args):
         sys.stderr.write("\n")
     details = (
-        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations, "
-        f"{data.count} shards"
+        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
     )
+    if not isinstance(data, TuningSet):
+        details += f", {data.count} shards"
     return report_tuning(args, tuning_set, result, details)
