@@ -179,12 +179,6 @@ class StructuredLoss:
         raise NotImplementedError
 
 
-def _check_target(target: str) -> str:
-    if target not in ("oracle", "hope"):
-        raise UsageError(f"unknown target {target!r}; choose oracle or hope")
-    return target
-
-
 def _pair_step(target: Derivation, competitor: Derivation, loss: float, scale: float = 1.0) -> Step:
     """The step of a loss ``… + w·h(competitor) − w·h(target)``: direction ``scale·(h(target) − h(competitor))``."""
     if loss <= 0.0:
@@ -195,7 +189,22 @@ def _pair_step(target: Derivation, competitor: Derivation, loss: float, scale: f
     return Step(loss, idx, scale * diff)
 
 
-class PerceptronLoss(StructuredLoss):
+class _TargetedLoss(StructuredLoss):
+    """A loss that moves towards a target: the oracle (``target="oracle"``) or the hope (``"hope"``)."""
+
+    def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
+        super().__init__(cost_scale)
+        if target not in ("oracle", "hope"):
+            raise UsageError(f"unknown target {target!r}; choose oracle or hope")
+        self.target = target
+
+    @property
+    def target_weight(self) -> float:
+        """The ``bleu_weight`` that picks the target: :data:`ORACLE`, or α for the hope ``argmax w·h + α·B``."""
+        return ORACLE if self.target == "oracle" else self.cost_scale
+
+
+class PerceptronLoss(_TargetedLoss):
     """The structured perceptron (Collins 2002): ``max_e w·h(e) − w·h(target)``, the target being the oracle
     (``target="oracle"``) or the hope (``"hope"``, ``argmax w·h + B``). An update whenever the model-best
     differs from the target in gain and outscores it (ties included)."""
@@ -204,12 +213,8 @@ class PerceptronLoss(StructuredLoss):
     default_optimizer = "perceptron"
     default_rate = 1.0
 
-    def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
-        super().__init__(cost_scale)
-        self.target = _check_target(target)
-
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        target, best = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale, 0.0)
+        target, best = space.pick(sentence, w, self.target_weight, 0.0)
         if not best.gain < target.gain:
             return NO_STEP
         margin = best.score(w) - target.score(w)
@@ -218,7 +223,7 @@ class PerceptronLoss(StructuredLoss):
         return _pair_step(target, best, max(margin, np.finfo(float).tiny))
 
 
-class LatentSvmLoss(StructuredLoss):
+class LatentSvmLoss(_TargetedLoss):
     """The latent structured SVM as cdec's ``latent_svm``: the oracle against the cost-augmented fear
     ``argmax w·h − α·B``; hinge ``max(0, α(B(o) − B(f)) − w·(h(o) − h(f)))`` (cdec's ``--check_positive``),
     defaults α = 1, SGD with rate 0.01 and L2 λ = 0.02 (cdec's ``C`` = 0.01 in ``w ← (1 − 2ηC) w``). With
@@ -227,12 +232,8 @@ class LatentSvmLoss(StructuredLoss):
     name = "latent-svm"
     default_l2 = 0.02
 
-    def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
-        super().__init__(cost_scale)
-        self.target = _check_target(target)
-
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        oracle, fear = space.pick(sentence, w, ORACLE if self.target == "oracle" else self.cost_scale, -self.cost_scale)
+        oracle, fear = space.pick(sentence, w, self.target_weight, -self.cost_scale)
         if not oracle.gain > fear.gain:
             return NO_STEP
         loss = self.cost_scale * (oracle.gain - fear.gain) - (oracle.score(w) - fear.score(w))
