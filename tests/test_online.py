@@ -200,6 +200,16 @@ def test_options_that_do_not_fit_are_refused():
         OnlineTrainer(loss="perceptron", l1=0.1)
     with pytest.raises(UsageError, match="cumulative"):
         OnlineTrainer(loss="latent-svm", optimizer="adagrad", l1=0.1, l1_method="cumulative")
+    with pytest.raises(UsageError, match="--l2"):
+        OnlineTrainer(loss="latent-svm", optimizer="pa", l2=0.1)
+    with pytest.raises(UsageError, match="--learning-rate"):
+        OnlineTrainer(loss="latent-svm", optimizer="arow", learning_rate=0.1)
+    with pytest.raises(UsageError, match="--target"):
+        OnlineTrainer(loss="ramp", target="hope")
+    with pytest.raises(UsageError, match="--cccp-passes"):
+        OnlineTrainer(loss="latent-svm", cccp_passes=5)
+    with pytest.raises(UsageError, match="structured losses"):
+        OnlineTrainer(loss="pl", optimizer="adagrad", cost_scale=2.0)
 
 
 @pytest.mark.parametrize(
@@ -225,6 +235,8 @@ def test_train_command_runs_online_tuners(options, tmp_path, capsys):
 def test_train_command_refuses_a_batch_optimizer_for_a_structured_loss(capsys):
     assert main(["train", NBEST, "--refs", REFS, "--init", INIT, "--loss", "ramp", "--optimizer", "lbfgs"]) == 2
     assert "online optimizer" in capsys.readouterr().err
+    assert main(["train", NBEST, "--refs", REFS, "--init", INIT, "--loss", "pro", "--minibatch", "4"]) == 2
+    assert "--minibatch: options of the online optimizers" in capsys.readouterr().err
 
 
 def test_online_tuners_search_forests(tmp_path, capsys):

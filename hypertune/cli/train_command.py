@@ -200,8 +200,23 @@ def _run_batch(args: argparse.Namespace) -> int:
     and gradients summed in shard order)."""
     from hypertune.cli.common import show_progress
     from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.errors import UsageError
     from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.train import Trainer
+
+    online_only = {
+        "--target": getattr(args, "target", "oracle") != "oracle",
+        "--cccp-passes": bool(getattr(args, "cccp_passes", 0)),
+        "--cost-scale": getattr(args, "cost_scale", None) is not None,
+        "--learning-rate": getattr(args, "learning_rate", None) is not None,
+        "--minibatch": getattr(args, "minibatch", 1) != 1,
+        "--no-average": getattr(args, "no_average", False),
+        "--corpus-order": getattr(args, "corpus_order", False),
+    }
+    given = [name for name, present in online_only.items() if present]
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the online optimizers, but the {args.loss} loss runs with "
+                         f"L-BFGS here (add --optimizer sgd, adagrad, ... to follow it online)")  # fmt: skip
 
     def report(entry: Any) -> None:
         sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "

@@ -383,8 +383,12 @@ def make_structured_loss(
     options: dict[str, object] = {} if cost_scale is None else {"cost_scale": cost_scale}
     if name in ("perceptron", "latent-svm"):
         options["target"] = target
+    elif target != "oracle":
+        raise UsageError(f"--target is for the perceptron and latent-svm losses, not {name}")
     if name == "ramp":
         options["cccp_passes"] = cccp_passes
+    elif cccp_passes:
+        raise UsageError(f"--cccp-passes is for the ramp loss, not {name}")
     return classes[name](**options)
 
 
@@ -555,9 +559,12 @@ class OnlineTrainer:
             raise UsageError(f"unknown L1 method {l1_method!r}; choose one of {', '.join(L1_METHODS)}")
         if normalize not in ("l1", "none"):
             raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
-        self.structured = (
-            make_structured_loss(loss, cost_scale, target, cccp_passes) if loss in STRUCTURED_LOSSES else None
-        )  # checks the loss's options now
+        if loss in STRUCTURED_LOSSES:
+            self.structured: StructuredLoss | None = make_structured_loss(loss, cost_scale, target, cccp_passes)
+        elif target != "oracle" or cccp_passes or cost_scale is not None:
+            raise UsageError(f"--target, --cccp-passes and --cost-scale are for the structured losses, not {loss}")
+        else:
+            self.structured = None
         self.cccp_passes = cccp_passes
         chosen = optimizer
         if chosen == "auto":
@@ -566,6 +573,10 @@ class OnlineTrainer:
             raise UsageError(f"--minibatch needs --optimizer perceptron, sgd or adagrad ({chosen} steps one example)")
         if l1 > 0 and chosen not in ("sgd", "adagrad"):
             raise UsageError("--l1 needs --optimizer sgd or adagrad")
+        if l2 is not None and l2 > 0 and chosen not in ("sgd", "adagrad"):
+            raise UsageError("--l2 needs --optimizer sgd or adagrad (perceptron, pa and arow have no regularizer term)")
+        if learning_rate is not None and chosen in ("pa", "arow"):
+            raise UsageError(f"--optimizer {chosen} chooses its own step size: --learning-rate does not apply")
         if l1_method == "cumulative" and l1 > 0 and chosen != "sgd":
             raise UsageError("the cumulative L1 penalty (Tsuruoka et al. 2009) is for --optimizer sgd")
         self.loss, self.optimizer, self.epochs, self.learning_rate = loss, chosen, epochs, learning_rate
