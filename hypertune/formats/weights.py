@@ -26,13 +26,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.formats._common import component_names, format_number
 from hypertune.formats.io import read_text, write_atomically
 from hypertune.weights import Weights
 
 WeightsFormat = Literal["cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"]
-WEIGHTS_FORMATS = ("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert")
 _OLD_SECTIONS = {"l": "lm", "t": "tm"}
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|nan)$", re.IGNORECASE)
 _CONFIG = re.compile(r"^\s*[\w.-]+\s*=\s*(\S*)")

@@ -14,7 +14,8 @@ commands themselves -- to tune. ``stability`` sums up several runs (Clark et al.
 
 from hypertune.loop.candidates import CandidatePool, first_best_score
 from hypertune.loop.decoder import PLACEHOLDERS, DecoderConfig, DecoderError, check_template, expand, run_decoder
-from hypertune.loop.loop import ACCUMULATE, LoopResult, LoopSettings, TuningLoop, TuningStep, iteration_seed
+from hypertune.choices import ACCUMULATE
+from hypertune.loop.loop import LoopResult, LoopSettings, TuningLoop, TuningStep, iteration_seed
 from hypertune.loop.stability import average_weights, spread
 from hypertune.loop.workdir import WorkDir, fingerprint_file
 

@@ -37,8 +37,6 @@ from hypertune.loop.decoder import DecoderConfig, expand, run_decoder
 from hypertune.loop.workdir import STATE_VERSION, WorkDir
 from hypertune.weights import Weights
 
-ACCUMULATE = ("nbest", "lattice", "none")
-
 
 def iteration_seed(seed: int, iteration: int) -> int:
     """The seed of one iteration's tuner: a function of ``--seed`` and the iteration alone (numpy's

@@ -11,23 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
+from hypertune import choices
 from hypertune.errors import UsageError
 
 DEFAULT_TOKENIZER = "13a"
 """sacrebleu's default BLEU tokenizer (``sacrebleu.BLEU.TOKENIZER_DEFAULT``)."""
 
-TOKENIZERS: tuple[str, ...] = (
-    "13a",
-    "none",
-    "intl",
-    "zh",
-    "char",
-    "ja-mecab",
-    "ko-mecab",
-    "spm",
-    "flores101",
-    "flores200",
-)
+TOKENIZERS = choices.TOKENIZERS
 """Names accepted by :class:`Tokenizer` (the last five need optional sacrebleu extras)."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.choices import ACCEPTANCES, LOSSES
 from hypertune.errors import UsageError
 
 
@@ -56,7 +57,6 @@ class Loss:
 
 
 # ---------------------------------------------------------------------- pairwise: PRO and hinge
-ACCEPTANCES = ("threshold", "sigmoid")
 
 
 def sample_pairs(
@@ -308,9 +308,6 @@ def _segment_logsumexp(values: np.ndarray, starts: np.ndarray, owner: np.ndarray
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -x))
-
-
-LOSSES = ("pro", "pl", "ranking", "mse", "softmax")
 
 
 def make_loss(name: str, top_k: int = 5, sample: int | None = 30, acceptance: str = "threshold") -> Loss:

@@ -45,6 +45,7 @@ from hypertune.algorithms.envelope import (
     packed_envelopes,
 )
 from hypertune.algorithms.viterbi import viterbi_yields
+from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS
 from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
@@ -56,9 +57,8 @@ from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau
 from hypertune.weights import Weights
 
 Optimizer = Literal["coordinate", "cyclic", "powell", "random-directions"]
-OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
+OPTIMIZERS = MERT_OPTIMIZERS
 Envelope = Literal["probing", "semiring"]
-ENVELOPES = ("probing", "semiring")
 
 
 def _balanced_chunks(edge_starts: np.ndarray, count: int) -> list[tuple[int, int]]:

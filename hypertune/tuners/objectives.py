@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hypertune.choices import RISK_OBJECTIVES
 from hypertune.errors import UsageError
 
 
@@ -134,4 +135,4 @@ class ExpectedBleu:
 
 
 Objective = ExpectedRisk | ExpectedLinearBleu | ExpectedBleu
-OBJECTIVES = ("xbleu", "risk", "linear-bleu")
+OBJECTIVES = RISK_OBJECTIVES

@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
 from hypertune.errors import UsageError
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import ModelBest, TuningSet, prune_tuning_set
@@ -41,10 +42,6 @@ from hypertune.tuners.mert import normalize_l1
 from hypertune.tuners.mira import pa_step_size
 from hypertune.tuners.train import kbest_candidates
 from hypertune.weights import Weights
-
-STRUCTURED_LOSSES = ("perceptron", "latent-svm", "ramp", "softmax-margin", "costmargin")
-ONLINE_OPTIMIZERS = ("perceptron", "pa", "arow", "sgd", "adagrad")
-L1_METHODS = ("fobos", "cumulative")
 
 
 # ---------------------------------------------------------------------- derivations and search spaces

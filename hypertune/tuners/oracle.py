@@ -45,6 +45,7 @@ import numpy as np
 
 from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest
+from hypertune.choices import CORPUS_ORACLE_VARIANTS, ORACLE_METHODS
 from hypertune.errors import GraphError, InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_NONE, background_bleu
@@ -57,8 +58,8 @@ from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.partial_bleu import beam_search
 from hypertune.weights import Weights
 
-METHODS = ("kbest", "linear", "partial", "exact", "corpus")
-VARIANTS = ("best-switch", "sentence-order")
+METHODS = ORACLE_METHODS
+VARIANTS = CORPUS_ORACLE_VARIANTS
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+from hypertune.choices import GAIN_SMOOTHINGS, TRAIN_OPTIMIZERS
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics.bleu import bleu_score
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
@@ -29,8 +30,7 @@ from hypertune.tuners.mert import normalize_l1
 from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.weights import Weights
 
-GAIN_SMOOTHINGS = ("plus1", "moses", "nakov")
-OPTIMIZERS = ("auto", "lbfgs", "owlqn")
+OPTIMIZERS = TRAIN_OPTIMIZERS
 
 
 def sentence_gains(stats: np.ndarray, order: int, smooth: str = "plus1") -> np.ndarray:

@@ -1,0 +1,66 @@
+"""The names a user chooses from: formats, tokenizers, optimizers, losses, oracle methods, ...
+
+Each tuple is the one definition of its names; the module that implements the choice imports it from here
+(``tuners.mert.OPTIMIZERS`` is :data:`MERT_OPTIMIZERS`), and where a module keeps a mapping from these
+names to what they mean (``metrics.bleu.REF_LENGTHS``, the format registry) a test checks that its keys
+are exactly these. The module imports nothing, so that the command line can offer every choice in
+``hypertune COMMAND --help`` without loading numpy, scipy or numba (issue: start-up under 0.2 s).
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------------- inputs and outputs
+#: Graph formats (``formats.registry.FORMATS`` has exactly these keys; its order is the sniffing order).
+GRAPH_FORMATS = (
+    "cdec-json",
+    "htk-slf",
+    "hypertune",
+    "hypertune-cache",
+    "moses-extractor",
+    "moses-hypergraph",
+    "moses-nbest",
+    "moses-searchgraph",
+    "openfst",
+    "plf",
+    "zmert",
+)
+#: Weights formats ``--out-format`` writes (``formats.weights``).
+WEIGHTS_FORMATS = ("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert")
+
+# ---------------------------------------------------------------------- metrics
+#: Tokenizers of :class:`hypertune.metrics.Tokenizer` (the last five need optional sacrebleu extras).
+TOKENIZERS = ("13a", "none", "intl", "zh", "char", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
+#: BLEU's reference-length rules (``metrics.bleu.REF_LENGTHS`` maps them to kernel codes).
+REF_LENGTHS = ("closest", "shortest", "average", "ibm")
+#: BLEU smoothing methods (``metrics.bleu.SMOOTHING`` holds each one's default parameter).
+SMOOTHING = ("none", "exp", "floor", "add-k", "plus1", "moses", "nakov")
+
+# ---------------------------------------------------------------------- tuners
+#: MERT's search over directions (``tuners.mert``).
+MERT_OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
+#: How MERT computes a lattice's or forest's envelope (``tuners.mert``).
+ENVELOPES = ("probing", "semiring")
+#: Minimum-risk objectives (``tuners.objectives``).
+RISK_OBJECTIVES = ("xbleu", "risk", "linear-bleu")
+#: Batch losses over k-best candidates (``tuners.losses``).
+LOSSES = ("pro", "pl", "ranking", "mse", "softmax")
+#: How PRO and ranking accept sampled pairs: Moses's threshold or cdec's sigmoid (``tuners.losses``).
+ACCEPTANCES = ("threshold", "sigmoid")
+#: Sentence gains of the batch losses (``tuners.train``).
+GAIN_SMOOTHINGS = ("plus1", "moses", "nakov")
+#: Batch optimizers of ``train`` (``tuners.train``).
+TRAIN_OPTIMIZERS = ("auto", "lbfgs", "owlqn")
+#: Losses over hope, fear and oracle derivations, optimized online (``tuners.online``).
+STRUCTURED_LOSSES = ("perceptron", "latent-svm", "ramp", "softmax-margin", "costmargin")
+#: Online optimizers (``tuners.online``).
+ONLINE_OPTIMIZERS = ("perceptron", "pa", "arow", "sgd", "adagrad")
+#: How SGD and AdaGrad apply an L1 penalty (``tuners.online``).
+L1_METHODS = ("fobos", "cumulative")
+#: BLEU oracle searches; the last is the corpus oracle (``tuners.oracle``).
+ORACLE_METHODS = ("kbest", "linear", "partial", "exact", "corpus")
+#: How the corpus oracle visits sentences (``tuners.oracle``).
+CORPUS_ORACLE_VARIANTS = ("best-switch", "sentence-order")
+
+# ---------------------------------------------------------------------- the tuning loop
+#: What the tuning loop keeps from one iteration's decoder output to the next (``loop.loop``).
+ACCUMULATE = ("nbest", "lattice", "none")
