@@ -12,9 +12,9 @@ counts candidates and scores the decoder's 1-best (:mod:`~hypertune.loop.candida
 commands themselves -- to tune. ``stability`` sums up several runs (Clark et al. 2011).
 """
 
+from hypertune.choices import ACCUMULATE
 from hypertune.loop.candidates import CandidatePool, first_best_score
 from hypertune.loop.decoder import PLACEHOLDERS, DecoderConfig, DecoderError, check_template, expand, run_decoder
-from hypertune.choices import ACCUMULATE
 from hypertune.loop.loop import LoopResult, LoopSettings, TuningLoop, TuningStep, iteration_seed
 from hypertune.loop.stability import average_weights, spread
 from hypertune.loop.workdir import WorkDir, fingerprint_file
