@@ -27,6 +27,7 @@ from hypertune.cli import main  # noqa: E402
 from hypertune.cli.tuning import load_shard  # noqa: E402
 from hypertune.formats import hypertune_json, read_graphs, read_references, read_weights  # noqa: E402
 from hypertune.generate import random_hypergraph  # noqa: E402
+from hypertune.hypergraph import Hypergraph  # noqa: E402
 from hypertune.metrics import BleuMetric  # noqa: E402
 from hypertune.symbols import FeatureSpace, Vocabulary  # noqa: E402
 from hypertune.tuners import Mert, TuningSet  # noqa: E402
@@ -154,6 +155,34 @@ def lattices(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Weight
     return generated(tmp_path_factory.mktemp("lattices"), forests=False)
 
 
+def sentence_directory(folder: Path) -> tuple[str, str, Weights]:
+    """Nine lattices as a Moses hgdir (one file per sentence), each naming its five features in another order
+    (so a block of files read alone meets the names in another order than the whole corpus does), references
+    that are the model-best yields of other weights, start weights."""
+    from hypertune.formats.moses_hypergraph import write_hgdir
+
+    rng = np.random.default_rng(11)
+    target = rng.standard_normal(5)
+    graphs, refs = [], []
+    for i in range(9):
+        g = random_hypergraph(200 + 40 * i, lattice=True, num_features=5, vocabulary_size=30, seed=20 + i)
+        names = [f"F{(j + 2 * i + 1) % 5}" for j in range(5)]  # column j is named F{(j + 2i + 1) mod 5}
+        g = Hypergraph(g.num_nodes, g.head, g.tail_offsets, g.tails, g.features, g.target_offsets, g.target,
+                       FeatureSpace(names), g.vocabulary)  # fmt: skip
+        graphs.append(g)
+        w = Weights({name: float(target[j]) for j, name in enumerate(names)})
+        refs.append(algorithms.viterbi(g, w).text)
+    write_hgdir(graphs, str(folder / "hg"))
+    (folder / "ref").write_text("".join(r + "\n" for r in refs))
+    (folder / "init").write_text("".join(f"F{i} 0.1\n" for i in range(5)))
+    return str(folder / "hg"), str(folder / "ref"), Weights({f"F{i}": 0.1 for i in range(5)})
+
+
+@pytest.fixture(scope="module")
+def hgdir(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Weights]:
+    return sentence_directory(tmp_path_factory.mktemp("hgdir"))
+
+
 def test_shard_ranges_cover_the_sentences_in_order():
     assert shard_ranges(10, 3) == [(0, 3), (3, 6), (6, 10)]
     assert shard_ranges(2, 5) == [(0, 1), (1, 2)]
@@ -228,6 +257,55 @@ def test_mira_mixing_is_reproducible_by_seed_and_equal_on_the_cluster(cluster):
         got = tuner.fit(shards, init)
     assert dict(got.weights) == dict(first.weights)
     assert [e.bleu for e in got.history] == [e.bleu for e in first.history]
+
+
+def test_each_worker_reads_only_its_own_files_and_the_shards_equal_the_whole_read(hgdir, cluster):
+    """Shard-local loading of an hgdir: every worker parses its block of files (and the boundary files its shard
+    lacks), the shards are those of the whole read cut by edges, feature ids and all; MERT and minimum risk
+    equal their single-process runs over the whole read (:class:`LocalShards` of the same count) bit for bit."""
+    from hypertune.distributed import DaskShards
+    from hypertune.distributed.loading import sentence_files
+
+    path, refs, init = hgdir
+    tuning_set = TuningSet.from_corpus(read_graphs(path), read_references(refs), BleuMetric(tokenize="none"))
+    plan = sentence_files([path], None, [refs])
+    assert plan is not None and len(plan.files) == 9
+    local = LocalShards(tuning_set, 3)
+    with DaskShards(cluster.client, None, BleuMetric(tokenize="none"), 3, files=plan) as shards:
+        assert shards.loading == "files"
+        assert list(shards.feature_space.names) == list(tuning_set.feature_space.names)
+        assert shards.feature_space.names[0] == "F1"  # the later blocks meet the names in other orders
+        assert [(i.start, i.sentences) for i in shards.infos] == [(s.start, len(s.tuning_set)) for s in local.shards]
+        assert shards.sentence_ids == tuning_set.sentence_ids
+        assert sum(shards.files_read) < 9 + 3  # each file parsed about once, not once per worker
+        mert = Mert(optimizer="cyclic", random_directions=2, seed=1)
+        expected = mert.fit(tuning_set, init)
+        got = mert.fit_shards(shards, init)
+        assert dict(got.weights) == dict(expected.weights) and got.bleu_after == expected.bleu_after
+        assert expected.bleu_after > expected.bleu_before
+        risk = MinRisk(objective="xbleu", iterations=5, kbest=20)
+        expected = risk.fit(local, init)
+        got = risk.fit(shards, init)
+        assert dict(got.weights) == dict(expected.weights) and got.objective_after == expected.objective_after
+
+
+def test_a_directory_without_sentence_ids_falls_back_to_the_whole_read(hgdir, cluster, tmp_path):
+    """Files whose names carry no sentence id are numbered by position over the whole input: every worker reads
+    it all (the caller's loader), as before."""
+    from hypertune.distributed import DaskShards
+    from hypertune.distributed.loading import sentence_files
+
+    path, refs, init = hgdir
+    renamed = tmp_path / "hg"
+    renamed.mkdir()
+    for name in sorted(os.listdir(path)):
+        (renamed / f"s{name.split('.')[0]}.gz").symlink_to(os.path.join(path, name))
+    plan = sentence_files([str(renamed)], "moses-hypergraph", [refs])
+    args = _args("mert", str(renamed), "--refs", refs, "--init", str(Path(refs).with_name("init")), "--format",
+                 "moses-hypergraph")  # fmt: skip
+    loader = functools.partial(load_shard, args, 0.0, BleuMetric(tokenize="none"))
+    with DaskShards(cluster.client, loader, BleuMetric(tokenize="none"), 2, files=plan) as shards:
+        assert shards.loading == "whole" and shards.sentences == 9
 
 
 @pytest.mark.slow

@@ -27,10 +27,19 @@ from typing import Any, TypeVar
 
 import distributed
 
-from hypertune.errors import HypertuneError
+from hypertune.distributed.loading import (
+    BlockRead,
+    SentenceFiles,
+    check_count,
+    describe_block,
+    joined,
+    read_files,
+    settle,
+)
+from hypertune.errors import HypertuneError, warn
 from hypertune.metrics import Metric
 from hypertune.symbols import FeatureSpace
-from hypertune.tuners.corpus import Shard, TuningSet
+from hypertune.tuners.corpus import Shard, TuningSet, shard_ranges
 
 R = TypeVar("R")
 #: ``loader(index, count)`` -> (shard ``index`` of ``count`` as a tuning set, its first sentence in the whole set);
@@ -39,6 +48,8 @@ ShardLoader = Callable[[int, int], tuple[TuningSet, int]]
 
 #: the shards this worker process holds, by (run, shard index)
 _HELD: dict[tuple[str, int], Shard] = {}
+#: shard-local loading's read round: the files this worker parsed, by (run, file index), until the shards settle
+_READ: dict[tuple[str, int], list] = {}
 
 
 class ShardLost(HypertuneError):
@@ -57,6 +68,8 @@ class ShardInfo:
     worker: str
     pid: int
     seconds: float
+    files_read: int = 0  # shard-local loading: files its worker parsed when settling (not in the read round)
+    reference_lines: int = 0
 
 
 def _load(run: str, index: int, count: int, loader: ShardLoader) -> ShardInfo:
@@ -74,6 +87,55 @@ def _load(run: str, index: int, count: int, loader: ShardLoader) -> ShardInfo:
         os.getpid(),
         time.perf_counter() - began,
     )
+
+
+def _read_block(run: str, plan: SentenceFiles, start: int, stop: int) -> BlockRead:
+    """On a worker: the read round of shard-local loading (:mod:`hypertune.distributed.loading`): parse files
+    ``start:stop`` and keep them until the shards settle."""
+    graphs = read_files(plan, range(start, stop))
+    for i, found in graphs.items():
+        _READ[run, i] = found
+    return describe_block(start, graphs)
+
+
+def _settle(
+    run: str,
+    index: int,
+    count: int,
+    plan: SentenceFiles,
+    start: int,
+    stop: int,
+    names: list[str],
+    words: list[str],
+    ids: list[int],
+    metric: Metric,
+) -> ShardInfo:
+    """On a worker: shard ``index`` made of files ``start:stop`` (those of the read round, the others read now)
+    in the joined names and words, kept for the run."""
+    began = time.perf_counter()
+    held = {i: _READ[run, i] for i in range(start, stop) if (run, i) in _READ}
+    tuning_set, lines = settle(plan, held, start, stop, names, words, ids, metric)
+    _HELD[run, index] = Shard(index, count, start, tuning_set)
+    return ShardInfo(
+        index,
+        start,
+        len(tuning_set),
+        tuple(tuning_set.feature_space.names),
+        tuple(tuning_set.sentence_ids or ()),
+        distributed.get_worker().address,
+        os.getpid(),
+        time.perf_counter() - began,
+        files_read=stop - start - len(held),
+        reference_lines=lines,
+    )
+
+
+def _forget_read(run: str) -> int:
+    """On a worker: drop the read round's files (the shards have settled)."""
+    keys = [key for key in _READ if key[0] == run]
+    for key in keys:
+        del _READ[key]
+    return len(keys)
 
 
 def _call_held(run: str, function: Callable[..., R], args: tuple) -> list[tuple[int, R]]:
@@ -103,6 +165,7 @@ class DaskShards:
         metric: Metric,
         count: int | None = None,
         progress: Callable[[str], None] | None = None,
+        files: SentenceFiles | None = None,
     ) -> None:
         self.client = client
         self.metric = metric
@@ -112,17 +175,24 @@ class DaskShards:
             raise ShardLost("the cluster has no workers")
         self.count = count or len(workers)
         self.workers = [workers[k % len(workers)] for k in range(self.count)]
+        self.progress = progress
         started = time.perf_counter()
-        futures = [
-            client.submit(_load, self.run, k, self.count, loader, workers=[w], allow_other_workers=False, pure=False)
-            for k, w in enumerate(self.workers)
-        ]
-        infos: list[ShardInfo] = []
-        for done, future in enumerate(distributed.as_completed(futures), 1):
-            self._check_workers(futures)
-            infos.append(future.result())
-            if progress is not None:
-                progress(f"\rdask: {done}/{self.count} shards loaded")
+        #: how the shards were loaded: "files" (each worker read its own files) or "whole" (every worker read
+        #: every input and kept its shard); with "files", ``files_read[k]`` is how many files shard k's worker
+        #: parsed for it (its block in the read round and the boundary files it lacked)
+        self.loading = "whole"
+        self.files_read: list[int] = []
+        infos = self._load_files(files) if files is not None else None
+        if infos is None:
+            infos = self._gather(
+                [
+                    client.submit(
+                        _load, self.run, k, self.count, loader, workers=[w], allow_other_workers=False, pure=False
+                    )  # fmt: skip
+                    for k, w in enumerate(self.workers)
+                ],
+                "shards loaded",
+            )
         infos.sort(key=lambda info: info.index)
         self.infos = infos
         names = infos[0].feature_names
@@ -139,7 +209,75 @@ class DaskShards:
         self.calls = 0
         self.bytes_sent = 0
         if progress is not None:
-            progress(f"\rdask: {self.count} shards of {self.sentences} sentences loaded in {self.load_seconds:.1f} s\n")
+            how = ", each from its own files" if self.loading == "files" else ""
+            progress(
+                f"\rdask: {self.count} shards of {self.sentences} sentences loaded in {self.load_seconds:.1f} s{how}\n"
+            )
+
+    def _gather(self, futures: list[Any], what: str) -> list[Any]:
+        """The futures' results as they finish (a progress line each), stopping when a shard's worker is lost."""
+        out = []
+        for done, future in enumerate(distributed.as_completed(futures), 1):
+            self._check_workers(futures)
+            out.append(future.result())
+            if self.progress is not None:
+                self.progress(f"\rdask: {done}/{len(futures)} {what}")
+        return out
+
+    def _load_files(self, plan: SentenceFiles) -> list[ShardInfo] | None:
+        """Shard-local loading (:mod:`hypertune.distributed.loading`): a read round of blocks of about equal bytes,
+        then every shard settled on its worker in the joined feature names; ``None`` (the read round's files
+        forgotten) when the files are not one graph per sentence in increasing order, for the whole read."""
+        client, run = self.client, self.run
+        check_count(len(plan.files), self.count)
+        blocks = plan.blocks(self.count)
+        try:
+            reads = self._gather(
+                [
+                    client.submit(_read_block, run, plan, a, b, workers=[w], allow_other_workers=False, pure=False)
+                    for (a, b), w in zip(blocks, self.workers, strict=True)
+                ],
+                "blocks of files read",
+            )
+            found = joined(reads)
+            if found is None:
+                return None
+            names, words, ids, edges = found
+            ranges = shard_ranges(edges, self.count)
+            infos = self._gather(
+                [
+                    client.submit(
+                        _settle,
+                        run,
+                        k,
+                        self.count,
+                        plan,
+                        a,
+                        b,
+                        names,
+                        words,
+                        ids,
+                        self.metric,
+                        workers=[w],
+                        allow_other_workers=False,
+                        pure=False,
+                    )  # fmt: skip
+                    for k, ((a, b), w) in enumerate(zip(ranges, self.workers, strict=True))
+                ],
+                "shards settled",
+            )
+        finally:
+            try:
+                client.run(_forget_read, run, workers=sorted(set(self.workers)))
+            except Exception:  # noqa: BLE001 - a lost worker is reported by the next check
+                pass
+        infos.sort(key=lambda info: info.index)
+        self.loading = "files"
+        self.files_read = [(b - a) + info.files_read for (a, b), info in zip(blocks, infos, strict=True)]
+        lines = infos[0].reference_lines
+        if lines > len(ids):
+            warn(f"{lines - len(ids)} of the {lines} reference lines match no sentence")
+        return infos
 
     def __len__(self) -> int:
         return self.sentences
