@@ -27,7 +27,14 @@ GRAPH_FORMATS = (
 #: Weights formats ``--out-format`` writes (``formats.weights``).
 WEIGHTS_FORMATS = ("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert")
 
+#: The environment variable naming a default folder for the native input cache (``--cache`` overrides it).
+CACHE_ENVIRONMENT = "HYPERTUNE_CACHE"
+
 # ---------------------------------------------------------------------- metrics
+#: Metrics by name (``metrics.METRICS`` maps them to constructors; interpolations combine them).
+METRICS = ("bleu", "ibm-bleu", "bleu+1", "linear-bleu", "chrf", "chrf++", "ter")
+#: sacrebleu's default BLEU tokenizer (``sacrebleu.BLEU.TOKENIZER_DEFAULT``), ``hypertune bleu``'s default.
+DEFAULT_TOKENIZER = "13a"
 #: Tokenizers of :class:`hypertune.metrics.Tokenizer` (the last five need optional sacrebleu extras).
 TOKENIZERS = ("13a", "none", "intl", "zh", "char", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
 #: BLEU's reference-length rules (``metrics.bleu.REF_LENGTHS`` maps them to kernel codes).
@@ -58,6 +65,8 @@ ONLINE_OPTIMIZERS = ("perceptron", "pa", "arow", "sgd", "adagrad")
 L1_METHODS = ("fobos", "cumulative")
 #: BLEU oracle searches; the last is the corpus oracle (``tuners.oracle``).
 ORACLE_METHODS = ("kbest", "linear", "partial", "exact", "corpus")
+#: The default budget of the exact oracle's branch and bound: partial derivations expanded per graph.
+ORACLE_MAX_EXPANSIONS = 1_000_000
 #: How the corpus oracle visits sentences (``tuners.oracle``).
 CORPUS_ORACLE_VARIANTS = ("best-switch", "sentence-order")
 

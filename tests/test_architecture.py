@@ -13,6 +13,7 @@ PACKAGE = REPO / "hypertune"
 
 #: Layers from the bottom; a module may import its own layer and the ones below, never one above.
 LAYERS = [
+    ("choices", ["hypertune.choices"]),
     ("engine", ["hypertune.errors", "hypertune.symbols", "hypertune.compiled", "hypertune.weights",
                 "hypertune.hypergraph", "hypertune.semirings", "hypertune.algorithms", "hypertune.generate"]),
     ("metrics", ["hypertune.metrics"]),

@@ -20,10 +20,9 @@ separately (with effective order, as sacrebleu's sentence-level BLEU).
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import DEFAULT_TOKENIZER, REF_LENGTHS, SMOOTHING, TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.tuning import add_strict_option
-    from hypertune.metrics.bleu import REF_LENGTHS, SMOOTHING
-    from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, TOKENIZERS
+    from hypertune.cli.options import add_strict_option
 
     parser = subparsers.add_parser(
         "bleu",

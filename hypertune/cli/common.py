@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 from hypertune.errors import InputError
-from hypertune.formats.io import check_writable, write_atomically  # noqa: F401  (re-exported for commands)
 
 T = TypeVar("T")
 
@@ -24,6 +23,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 def check_outputs(args: argparse.Namespace) -> None:
     """Check every output path of the command (the option names in its ``outputs`` default) before any
     input is read, so that a bad path fails at once, named as the user gave it, and no work is lost."""
+    from hypertune.formats.io import check_writable
+
     for dest in getattr(args, "outputs", ()):
         path = getattr(args, dest, None)
         if path:

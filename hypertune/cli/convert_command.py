@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
+from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.errors import InputError, UsageError, warn
-from hypertune.formats import FORMATS, read_graphs, write_graphs
 
 EXAMPLE = """example:
   hypertune convert hg.json.gz hg.moses --to moses-hypergraph
@@ -38,6 +38,7 @@ WEIGHTS_DESCRIPTIONS = {
 
 def formats_text() -> str:
     """The ``--help-formats`` listing: every graph reader and writer, then the weights formats."""
+    from hypertune.formats import FORMATS
     from hypertune.formats.weights import WEIGHTS_FORMATS
 
     def row(name: str, writes: bool, description: str) -> str:
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("input", metavar="IN", nargs="+", help="input files or directories (weights: later override)")
     parser.add_argument("output", metavar="OUT", help="output file (a directory for --to moses-hgdir)")
     parser.add_argument("--to", required=True, metavar="FORMAT", help="output format (see --help-formats)")
-    parser.add_argument("--from", dest="source", choices=sorted(FORMATS), help="input format (default: detected)")
+    parser.add_argument("--from", dest="source", choices=GRAPH_FORMATS, help="input format (default: detected)")
     parser.add_argument("--help-formats", action=_HelpFormats, help="list the formats read and written, and exit")
     parser.add_argument(
         "--weights",
@@ -127,6 +128,8 @@ def _feature_names(path: str | None) -> list[str] | None:
 
 def _read_inputs(args: argparse.Namespace, names: list[str] | None) -> list:
     """The input graphs; Z-MERT candidates are named by ``--feature-names``."""
+    from hypertune.formats import read_graphs
+
     if names is None or args.source not in ("zmert", None):
         return read_graphs(args.input, args.source)
     from hypertune.formats.nbest import read_zmert
@@ -182,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
     """Convert weights files (``--weights``) or graphs, and print a one-line (or JSON) summary."""
     import json
 
-    from hypertune.cli.common import check_writable
+    from hypertune.formats import FORMATS, write_graphs
+    from hypertune.formats.io import check_writable
 
     if args.to == "moses-hgdir" and os.path.isdir(args.output):
         check_writable(os.path.join(args.output, "0.gz"), "OUT")

@@ -5,18 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
-
-from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
+from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
-from hypertune.cli.tuning import add_strict_option
+from hypertune.cli.options import add_strict_option
 from hypertune.errors import UsageError
-from hypertune.formats import FORMATS, read_graphs, read_weights
-from hypertune.formats.io import write_atomically
-from hypertune.formats.nbest import write_moses
-from hypertune.hypergraph import from_kbest
-from hypertune.weights import Weights, check_feature_names
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
@@ -49,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="weights file (repeatable; later files override earlier ones)",
     )
-    parser.add_argument("--format", choices=sorted(FORMATS), help="input format (default: detected)")
+    parser.add_argument("--format", choices=GRAPH_FORMATS, help="input format (default: detected)")
     add_strict_option(parser)
     parser.add_argument("--kbest", "-k", type=int, default=1, metavar="K", help="number of derivations (default 1)")
     parser.add_argument("--unique", action="store_true", help="skip derivations whose string was already printed")
@@ -88,6 +81,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
+    from hypertune.formats import read_graphs, read_weights
+    from hypertune.weights import Weights, check_feature_names
+
     if args.kbest < 1:
         raise UsageError("--kbest must be at least 1")
     weights = read_weights(args.weights)
@@ -144,6 +143,10 @@ def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], foun
     """Write ``--out`` in ``--out-format`` (atomically) and say what was written. An n-best list keeps each
     graph's sentence id and the derivations' feature names, so a tuner reads it back as the same sentences;
     its score field is the model score under the weights, so the first line of each sentence is the 1-best."""
+    from hypertune.formats.io import write_atomically
+    from hypertune.formats.nbest import write_moses
+    from hypertune.hypergraph import from_kbest
+
     if args.out_format == "json":
         from hypertune.cli.common import _finite, _json_default
 

@@ -24,7 +24,7 @@ IMAGE_FORMATS = ("svg", "png", "pdf")
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.cli.tuning import add_one_graph_options
+    from hypertune.cli.options import add_one_graph_options
 
     parser = subparsers.add_parser(
         "draw",

@@ -7,9 +7,6 @@ import argparse
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
 from hypertune.errors import UsageError
-from hypertune.formats import write_graphs
-from hypertune.generate import random_hypergraph, random_kbest
-from hypertune.symbols import FeatureSpace, Vocabulary
 
 EXAMPLE = """example:
   hypertune generate forest.json --edges 100000 --features 20 --seed 7
@@ -40,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hypertune.formats import write_graphs
+    from hypertune.generate import random_hypergraph, random_kbest
+    from hypertune.symbols import FeatureSpace, Vocabulary
+
     if args.graphs < 1 or args.edges < 4 or args.arity < 1 or args.features < 0:
         raise UsageError("--graphs and --arity must be at least 1, --edges at least 4, --features not negative")
     import numpy as np

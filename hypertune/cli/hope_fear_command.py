@@ -20,9 +20,9 @@ statistics printed are exact (m1 c1 ... m4 c4 reflen), recomputed from the strin
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.tuning import add_graph_format_option, add_strict_option
-    from hypertune.metrics.tokenize import TOKENIZERS
+    from hypertune.cli.options import add_graph_format_option, add_strict_option
 
     parser = subparsers.add_parser(
         "hope-fear",

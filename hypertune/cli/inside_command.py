@@ -28,7 +28,7 @@ TRACE_LIMIT = 200
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.tuning import add_one_graph_options
+    from hypertune.cli.options import add_one_graph_options
 
     parser = subparsers.add_parser(
         "inside",

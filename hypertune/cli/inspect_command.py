@@ -6,14 +6,9 @@ import argparse
 import math
 import os
 
-import numpy as np
-
-from hypertune.algorithms import describe_graph
+from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
-from hypertune.formats import FORMATS, read_graphs
-from hypertune.formats.registry import corpus_files
-from hypertune.symbols import FeatureSpace, Vocabulary
 
 EXAMPLE = """example:
   hypertune inspect fixtures/toy-forest.json
@@ -30,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="graph files or directories of per-sentence files")
-    parser.add_argument("--format", choices=sorted(FORMATS), help="input format (default: detected)")
+    parser.add_argument("--format", choices=GRAPH_FORMATS, help="input format (default: detected)")
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -51,6 +46,13 @@ def json_count(count: int) -> int | str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from hypertune.algorithms import describe_graph
+    from hypertune.formats import read_graphs
+    from hypertune.formats.registry import corpus_files
+    from hypertune.symbols import FeatureSpace, Vocabulary
+
     graphs, files = [], []
     space, vocabulary = FeatureSpace(), Vocabulary()
     for path in args.paths:

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import argparse
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, percent
-from hypertune.cli.plots import add_plot_option, plot_line_search
-from hypertune.cli.tuning import (
-    add_envelope_options,
-    add_input_options,
-    add_metric_options,
-    load_tuning_set,
-    load_weights,
-    metric_key,
-)
+from hypertune.cli.options import add_envelope_options, add_input_options, add_metric_options, add_plot_option
 from hypertune.errors import UsageError
-from hypertune.tuners.base import metric_label
-from hypertune.tuners.corpus import TuningSet
-from hypertune.tuners.linesearch import line_search
-from hypertune.tuners.mert import LineSearcher
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hypertune.tuners.corpus import TuningSet
 
 EXAMPLE = """examples:
   hypertune linesearch forest0.json.gz forest1.json.gz --refs lo_test.ref. --weights w --direction WordPenalty \\
@@ -64,6 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_direction(text: str, tuning_set: TuningSet) -> np.ndarray:
+    import numpy as np
+
     names = tuning_set.feature_space.names
     vector = np.zeros(len(names))
     parts = [p for p in text.split(",") if p.strip()]
@@ -89,6 +83,10 @@ def parse_direction(text: str, tuning_set: TuningSet) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.tuning import load_tuning_set, load_weights, metric_key
+    from hypertune.tuners.linesearch import line_search
+    from hypertune.tuners.mert import LineSearcher
+
     tuning_set = load_tuning_set(args)
     weights, _ = load_weights(args.weights, tuning_set, args)
     direction = parse_direction(args.direction, tuning_set)
@@ -119,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
 
 def plot_search(path: str, tuning_set: TuningSet, w: np.ndarray, direction: np.ndarray, surfaces, result) -> None:  # noqa: ANN001
     """The first four sentences' envelopes (found again by probing) and the corpus error surface."""
+    import numpy as np
+
     from hypertune.algorithms.envelope import envelope_by_probing
+    from hypertune.cli.plots import plot_line_search
+    from hypertune.tuners.base import metric_label
 
     envelopes = []
     for s, hg in enumerate(tuning_set.graphs[:4]):

@@ -4,29 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from hypertune.choices import MERT_OPTIMIZERS as OPTIMIZERS
+from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, show_progress
-from hypertune.cli.plots import add_plot_option
-from hypertune.cli.tuning import (
+from hypertune.cli.options import (
     add_cluster_options,
     add_envelope_options,
     add_input_options,
     add_metric_options,
+    add_plot_option,
     add_weight_constraint_options,
-    load_tuning_set,
-    load_weights,
     names_option,
-    open_shards,
     parse_bounds,
-    report_tuning,
 )
 from hypertune.errors import UsageError
-from hypertune.formats.nbest import write_moses
-from hypertune.formats.weights import WEIGHTS_FORMATS
-from hypertune.hypergraph import from_kbest
-from hypertune.tuners.corpus import prune_tuning_set
-from hypertune.tuners.mert import OPTIMIZERS, Mert
+
+if TYPE_CHECKING:
+    from hypertune.tuners.mert import Mert
 
 EXAMPLE = """examples:
   hypertune mert fixtures/mert/nbest.txt --refs fixtures/mert/ref. --init fixtures/mert/init.weights --restarts 5
@@ -113,6 +110,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
     """The envelope derivations as a Moses n-best list, with the tuning set's sentence ids."""
+    from hypertune.formats.nbest import write_moses
+    from hypertune.hypergraph import from_kbest
+
     lists = [
         from_kbest(found, tuning_set.feature_space, tuning_set.vocabulary, sentence_id=sid)
         for sid, found in zip(tuning_set.sentence_ids, derivations, strict=True)
@@ -131,6 +131,9 @@ def _progress_line(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hypertune.cli.tuning import load_tuning_set, load_weights, open_shards, report_tuning
+    from hypertune.tuners.corpus import prune_tuning_set
+
     if args.cluster:
         if args.envelope_nbest:
             raise UsageError("--envelope-nbest runs in one process: the envelope derivations stay on the shards")
@@ -156,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _mert(args: argparse.Namespace, box: tuple[dict[str, float], dict[str, float]] | None) -> Mert:
+    from hypertune.tuners.mert import Mert
+
     report = _progress_line if show_progress(args) else None
     return Mert(
         optimizer=args.optimizer,

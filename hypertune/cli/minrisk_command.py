@@ -25,16 +25,16 @@ Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import RISK_OBJECTIVES as OBJECTIVES
+    from hypertune.choices import WEIGHTS_FORMATS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import (
+    from hypertune.cli.options import (
         add_cluster_options,
         add_input_options,
         add_metric_options,
+        add_plot_option,
         add_weight_constraint_options,
     )
-    from hypertune.formats.weights import WEIGHTS_FORMATS
-    from hypertune.tuners.objectives import OBJECTIVES
 
     parser = subparsers.add_parser(
         "minrisk",
@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int:
     """Train (or evaluate) on ``data`` (the tuning set or its shards); ``tuning_set`` is what is reported."""
     from hypertune.cli.common import emit, show_progress
-    from hypertune.cli.tuning import names_option, parse_bounds, report_tuning
+    from hypertune.cli.options import names_option, parse_bounds
+    from hypertune.cli.tuning import report_tuning
     from hypertune.tuners.minrisk import Annealing, MinRisk
 
     def report(entry: Any) -> None:

@@ -26,15 +26,15 @@ corpus BLEU of the model-best translations. See docs/mira.md.
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import (
+    from hypertune.cli.options import (
         add_cluster_options,
         add_graph_format_option,
+        add_plot_option,
         add_prune_option,
         add_strict_option,
     )
-    from hypertune.metrics.tokenize import TOKENIZERS
 
     parser = subparsers.add_parser(
         "mira",

@@ -24,11 +24,11 @@ is corpus BLEU of the oracle translations.
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import CORPUS_ORACLE_VARIANTS as VARIANTS
+    from hypertune.choices import ORACLE_MAX_EXPANSIONS as MAX_EXPANSIONS
+    from hypertune.choices import ORACLE_METHODS as METHODS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_input_options, add_metric_options
-    from hypertune.tuners.exact_oracle import MAX_EXPANSIONS
-    from hypertune.tuners.oracle import METHODS, VARIANTS
+    from hypertune.cli.options import add_input_options, add_metric_options, add_plot_option
 
     parser = subparsers.add_parser(
         "oracle",

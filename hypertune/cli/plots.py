@@ -13,7 +13,6 @@ the extension (``.png``, ``.svg``, ``.pdf``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 from typing import Any
@@ -22,10 +21,6 @@ import numpy as np
 
 from hypertune.errors import UsageError
 from hypertune.formats.io import default_file_mode
-
-
-def add_plot_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--plot", metavar="FILE", help=f"draw {what} to FILE (.png/.svg/.pdf; needs matplotlib)")
 
 
 def require_matplotlib() -> Any:

@@ -45,13 +45,17 @@ def register(subparsers: Any) -> None:
 
 
 def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) -> None:
+    from hypertune.choices import (
+        ACCEPTANCES,
+        GAIN_SMOOTHINGS,
+        LOSSES,
+        ONLINE_OPTIMIZERS,
+        STRUCTURED_LOSSES,
+        WEIGHTS_FORMATS,
+    )
+    from hypertune.choices import TRAIN_OPTIMIZERS as OPTIMIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.plots import add_plot_option
-    from hypertune.cli.tuning import add_cluster_options, add_input_options, add_metric_options
-    from hypertune.formats.weights import WEIGHTS_FORMATS
-    from hypertune.tuners.losses import ACCEPTANCES, LOSSES
-    from hypertune.tuners.online import ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
-    from hypertune.tuners.train import GAIN_SMOOTHINGS, OPTIMIZERS
+    from hypertune.cli.options import add_cluster_options, add_input_options, add_metric_options, add_plot_option
 
     parser = subparsers.add_parser(
         name,
@@ -103,8 +107,8 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
 
 def add_online_options(parser: argparse.ArgumentParser) -> None:
     """The options of the online optimizers and structured losses (docs/tuners.md)."""
-    from hypertune.cli.tuning import add_prune_option
-    from hypertune.tuners.online import L1_METHODS
+    from hypertune.choices import L1_METHODS
+    from hypertune.cli.options import add_prune_option
 
     group = parser.add_argument_group("online optimizers and structured losses")
     group.add_argument("--epochs", type=int, default=15, metavar="N", help="passes over the sentences (15)")

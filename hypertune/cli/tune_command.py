@@ -61,9 +61,8 @@ class _TuneParser(argparse.ArgumentParser):
 
 
 def register(subparsers: Any) -> None:
+    from hypertune.choices import ACCUMULATE, WEIGHTS_FORMATS
     from hypertune.cli.common import add_output_options
-    from hypertune.formats.weights import WEIGHTS_FORMATS
-    from hypertune.loop import ACCUMULATE
 
     parser = subparsers.add_parser(
         "tune",

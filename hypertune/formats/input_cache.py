@@ -18,13 +18,14 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 
+from hypertune.choices import CACHE_ENVIRONMENT
 from hypertune.errors import InputError, warn
 from hypertune.formats import cache
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 #: The environment variable naming a default cache folder (``--cache`` overrides it).
-ENVIRONMENT = "HYPERTUNE_CACHE"
+ENVIRONMENT = CACHE_ENVIRONMENT
 
 Reader = Callable[[FeatureSpace, Vocabulary], list[Hypergraph]]
 

@@ -14,7 +14,7 @@ from functools import cache
 from hypertune import choices
 from hypertune.errors import UsageError
 
-DEFAULT_TOKENIZER = "13a"
+DEFAULT_TOKENIZER = choices.DEFAULT_TOKENIZER
 """sacrebleu's default BLEU tokenizer (``sacrebleu.BLEU.TOKENIZER_DEFAULT``)."""
 
 TOKENIZERS = choices.TOKENIZERS

@@ -84,6 +84,7 @@ import numba
 import numpy as np
 
 from hypertune import compiled
+from hypertune.choices import ORACLE_MAX_EXPANSIONS
 from hypertune.compiled import grown
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, _kernels
@@ -92,7 +93,7 @@ from hypertune.tuners.ngram_edges import NgramEdges
 
 _jit = numba.njit(cache=True, nogil=True)
 
-MAX_EXPANSIONS = 1_000_000
+MAX_EXPANSIONS = ORACLE_MAX_EXPANSIONS
 """The default limit on partial derivations expanded per graph (``oracle --max-expansions``)."""
 ENUMERATE_BELOW = 1_000
 """Graphs with at most this many derivations are enumerated instead (counting semiring)."""

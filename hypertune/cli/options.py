@@ -1,0 +1,179 @@
+"""Command-line options shared by the tuning commands (inputs, metric, weight constraints, envelopes, cluster).
+
+Only argparse and :mod:`hypertune.choices` are imported here, so that ``hypertune COMMAND --help`` starts
+without numpy, scipy or numba; loading what the options name is :mod:`hypertune.cli.tuning`'s job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from hypertune.choices import CACHE_ENVIRONMENT, ENVELOPES, GRAPH_FORMATS, METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS
+from hypertune.errors import UsageError
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="n-best lists (several: merged per sentence), Z-MERT candidates, a FEATSTAT and "
+        "SCORESTAT pair, lattices or hypergraphs (files or directories)",
+    )
+    add_graph_format_option(parser)
+    parser.add_argument(
+        "--refs",
+        "-r",
+        nargs="+",
+        metavar="REF",
+        help="reference files, or a prefix of REF.0 REF.1 ... (not needed with SCORESTAT)",
+    )
+    parser.add_argument(
+        "--refs-per-sentence",
+        type=int,
+        metavar="N",
+        help="one interleaved reference file with N references per sentence",
+    )
+    parser.add_argument("--params", metavar="FILE", help="Z-MERT parameter file (feature names of candidates)")
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        help=f"keep parsed inputs in DIR and read them from there while the files are unchanged (default: "
+        f"${CACHE_ENVIRONMENT} if set, else no cache)",
+    )
+    add_strict_option(parser)
+
+
+def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=GRAPH_FORMATS,
+        help="input format (default: detected from each file's beginning)",
+    )
+
+
+def add_one_graph_options(parser: argparse.ArgumentParser) -> None:
+    """A file of graphs and which one (``inside``, ``draw``), and ``--strict`` for its weights' names."""
+    parser.add_argument("path", metavar="GRAPH", help="a file of one or more graphs (see --graph)")
+    add_graph_format_option(parser)
+    add_strict_option(parser)
+    parser.add_argument(
+        "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
+    )
+
+
+def add_prune_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--prune-density`` (kbmira's ``--hg-prune``): how much of each hypergraph the hope/fear search sees."""
+    parser.add_argument(
+        "--prune-density",
+        "--hg-prune",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="keep N edges per reference word in hypergraphs; 0 = no pruning (default 50)",
+    )
+
+
+def add_strict_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="make weights that name features the inputs do not have an error, not a warning",
+    )
+
+
+def add_envelope_options(parser: argparse.ArgumentParser) -> None:
+    """How lattices' and forests' envelopes are computed, and on how many threads."""
+    parser.add_argument(
+        "--envelope",
+        choices=ENVELOPES,
+        default="probing",
+        help="lattices/hypergraphs: find the goal envelope by Viterbi probing (default; fast) or by the "
+        "inside pass in the envelope semiring (the same envelopes)",
+    )
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
+
+
+def add_weight_constraint_options(parser: argparse.ArgumentParser) -> None:
+    """``--fix`` and ``--bounds``, as MERT and minimum-risk training take them."""
+    parser.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="features kept at their start values (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        help="bounds of a feature's weight, e.g. WordPenalty=-1:1 (repeatable)",
+    )
+
+
+def names_option(values: list[str]) -> list[str]:
+    """Feature names of a repeatable comma-separated option (``--fix a,b --fix c``)."""
+    return [name for value in values for name in value.split(",") if name]
+
+
+def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
+    """``NAME=LOW:HIGH`` values (either side may be empty: unbounded)."""
+    bounds = {}
+    for value in values:
+        name, _, span = value.partition("=")
+        low, _, high = span.partition(":")
+        try:
+            bounds[name] = (float(low) if low else -math.inf, float(high) if high else math.inf)
+        except ValueError:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH") from None
+        if not name:
+            raise UsageError(f"--bounds {value!r}: expected NAME=LOW:HIGH")
+    return bounds
+
+
+def add_metric_options(parser: argparse.ArgumentParser, default: str = "bleu") -> None:
+    """The metric options of ``hypertune bleu``; for tuning the tokenizer defaults to ``none``, since
+    decoder output and tuning references are tokenized already (as Moses, cdec and Z-MERT assume)."""
+    parser.add_argument(
+        "--metric",
+        "-m",
+        default=default,
+        help=f"one of {', '.join(METRICS)} (default {default}; ibm-bleu is cdec's), or an interpolation such as "
+        "'bleu:0.5,ter:-0.5'",
+    )
+    parser.add_argument("--tokenize", choices=TOKENIZERS, default="none", help="tokenizer (default: none)")
+    parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
+    parser.add_argument("--smooth", choices=SMOOTHING, default=None, help="BLEU smoothing (default: none)")
+    parser.add_argument(
+        "--ref-length",
+        choices=REF_LENGTHS,
+        default=None,
+        help="BLEU reference length (default: closest; ibm-bleu: ibm)",
+    )
+    parser.add_argument("--max-order", type=int, default=4, help="BLEU n-gram order (default 4)")
+
+
+def add_cluster_options(parser: argparse.ArgumentParser, shards_change_results: bool = True) -> None:
+    """``--cluster`` (run on Dask; docs/distributed.md) and ``--shards``. ``shards_change_results``: whether the
+    number of shards changes the result (gradient sums, MIRA's mixing), so that ``--shards N`` in one process
+    reproduces a cluster run of N shards; for MERT it does not."""
+    parser.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="run sharded on Dask: local[:N] (N one-thread worker processes on this machine) or tcp://HOST:PORT "
+        "(a running scheduler); inputs and references must be files every worker can read (the dist extra)",
+    )
+    extra = (
+        "; the result depends on it: --shards N without --cluster reproduces a cluster run bit for bit"
+        if shards_change_results
+        else "; the result does not depend on it"
+    )
+    parser.add_argument(
+        "--shards", type=int, metavar="N", help=f"cut the tuning set into N shards (default: one per worker){extra}"
+    )
+
+
+def add_plot_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--plot", metavar="FILE", help=f"draw {what} to FILE (.png/.svg/.pdf; needs matplotlib)")
