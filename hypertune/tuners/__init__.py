@@ -2,41 +2,52 @@
 
 Every tuner follows :class:`~hypertune.tuners.base.Tuner`: options as keyword arguments of the
 constructor, ``fit(tuning_set, init)`` returning a :class:`~hypertune.tuners.base.TuningResult`.
-:data:`TUNERS` names them; a new tuner is one module plus one line there.
+:data:`TUNERS` names them; a new tuner is one module plus one line there and one in :data:`_EXPORTS`.
+
+The names below are loaded on first use (PEP 562), so that a command pays only for the tuner it runs:
+``hypertune mira`` does not import scipy.optimize, which minimum risk and L-BFGS training need.
 """
 
-from hypertune.tuners.base import Iteration, Tuner, TuningResult
-from hypertune.tuners.corpus import TuningSet
-from hypertune.tuners.mert import Mert, MertResult
-from hypertune.tuners.minrisk import MinRisk, MinRiskResult
-from hypertune.tuners.mira import Mira, MiraResult, batch_mira
-from hypertune.tuners.online import OnlineResult, OnlineTrainer
-from hypertune.tuners.train import Trainer, TrainResult
+from __future__ import annotations
 
-#: The tuners by the name the command line and the docs use.
-TUNERS: dict[str, type] = {
-    "mert": Mert,
-    "mira": Mira,
-    "minrisk": MinRisk,
-    "train": Trainer,
-    "online": OnlineTrainer,
+import importlib
+from typing import Any
+
+#: Each exported name and the module that defines it.
+_EXPORTS = {
+    "Iteration": "base",
+    "Tuner": "base",
+    "TuningResult": "base",
+    "TuningSet": "corpus",
+    "Mert": "mert",
+    "MertResult": "mert",
+    "MinRisk": "minrisk",
+    "MinRiskResult": "minrisk",
+    "Mira": "mira",
+    "MiraResult": "mira",
+    "batch_mira": "mira",
+    "OnlineResult": "online",
+    "OnlineTrainer": "online",
+    "Trainer": "train",
+    "TrainResult": "train",
 }
 
-__all__ = [
-    "TUNERS",
-    "Iteration",
-    "Mert",
-    "MertResult",
-    "MinRisk",
-    "MinRiskResult",
-    "Mira",
-    "MiraResult",
-    "OnlineResult",
-    "OnlineTrainer",
-    "TrainResult",
-    "Trainer",
-    "Tuner",
-    "TuningResult",
-    "TuningSet",
-    "batch_mira",
-]
+#: The tuners by the name the command line and the docs use, and the class each name is.
+_TUNER_CLASSES = {"mert": "Mert", "mira": "Mira", "minrisk": "MinRisk", "train": "Trainer", "online": "OnlineTrainer"}
+
+__all__ = ["TUNERS", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TUNERS":
+        value: Any = {tuner: __getattr__(cls) for tuner, cls in _TUNER_CLASSES.items()}
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
