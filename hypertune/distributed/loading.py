@@ -146,13 +146,13 @@ def joined(blocks: Sequence[BlockRead]) -> tuple[list[str], list[str], list[int]
 
 def remap(hg: Hypergraph, space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
     """``hg`` (read into its own names and words) in ``space`` and ``vocabulary``, which hold all of them: the
-    feature columns and target word ids mapped, everything else shared. The graph constructor sorts every
+    feature columns and target word ids mapped, everything else shared (``hg`` is not to be used after). The graph constructor sorts every
     row's columns, as a graph read straight into ``space`` has them."""
     column_map = np.array([space.get(n) for n in hg.feature_space.names], dtype=np.int64)
     word_map = np.array([vocabulary.get(w) for w in hg.vocabulary.names], dtype=np.int64)
     f = hg.features
     features = sp.csr_matrix(
-        (f.data.copy(), column_map[f.indices] if f.indices.size else f.indices.copy(), f.indptr.copy()),
+        (f.data, column_map[f.indices] if f.indices.size else f.indices.copy(), f.indptr),
         shape=(f.shape[0], len(space)),
     )
     target = hg.target.copy()
@@ -189,9 +189,9 @@ def settle(
     are read whole: they are text, one line per sentence). ``metric`` is this shard's copy. Returns the tuning set
     and the number of reference lines (the client reports lines no sentence uses)."""
     missing = [i for i in range(start, stop) if i not in held]
-    found = {**{i: held[i] for i in range(start, stop) if i in held}, **read_files(plan, missing)}
+    found = {**{i: held.pop(i) for i in range(start, stop) if i in held}, **read_files(plan, missing)}
     space, vocabulary = FeatureSpace(names), Vocabulary(words)
-    graphs = [remap(found[i][0], space, vocabulary) for i in range(start, stop)]
+    graphs = [remap(found.pop(i)[0], space, vocabulary) for i in range(start, stop)]  # each read copy dropped
     if isinstance(metric, BleuMetric):  # as the command line builds it: over the graphs' vocabulary
         metric.vocabulary = vocabulary
     references = read_references(list(plan.references), plan.refs_per_sentence)

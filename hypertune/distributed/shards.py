@@ -113,7 +113,8 @@ def _settle(
     """On a worker: shard ``index`` made of files ``start:stop`` (those of the read round, the others read now)
     in the joined names and words, kept for the run."""
     began = time.perf_counter()
-    held = {i: _READ[run, i] for i in range(start, stop) if (run, i) in _READ}
+    held = {i: _READ.pop((run, i)) for i in range(start, stop) if (run, i) in _READ}  # each file is one shard's
+    missing = stop - start - len(held)
     tuning_set, lines = settle(plan, held, start, stop, names, words, ids, metric)
     _HELD[run, index] = Shard(index, count, start, tuning_set)
     return ShardInfo(
@@ -125,7 +126,7 @@ def _settle(
         distributed.get_worker().address,
         os.getpid(),
         time.perf_counter() - began,
-        files_read=stop - start - len(held),
+        files_read=missing,
         reference_lines=lines,
     )
 
