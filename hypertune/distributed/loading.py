@@ -146,8 +146,8 @@ def joined(blocks: Sequence[BlockRead]) -> tuple[list[str], list[str], list[int]
 
 def remap(hg: Hypergraph, space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
     """``hg`` (read into its own names and words) in ``space`` and ``vocabulary``, which hold all of them: the
-    feature columns and target word ids mapped, everything else shared (``hg`` is not to be used after). The graph constructor sorts every
-    row's columns, as a graph read straight into ``space`` has them."""
+    feature columns and target word ids mapped, everything else shared (``hg`` is not to be used after). The
+    graph constructor sorts every row's columns, as a graph read straight into ``space`` has them."""
     column_map = np.array([space.get(n) for n in hg.feature_space.names], dtype=np.int64)
     word_map = np.array([vocabulary.get(w) for w in hg.vocabulary.names], dtype=np.int64)
     f = hg.features
