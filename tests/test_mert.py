@@ -18,6 +18,7 @@ from hypertune.algorithms.envelope import (
     envelope_inside,
     envelope_yields,
     kbest_envelopes,
+    kbest_surface_rows,
     packed_envelopes,
 )
 from hypertune.cli import main
@@ -28,7 +29,7 @@ from hypertune.metrics import BleuMetric
 from hypertune.semirings.envelope import EnvelopeSemiring, Line, upper_envelope
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet, merge_kbest
-from hypertune.tuners.linesearch import ErrorSurfaces, line_search
+from hypertune.tuners.linesearch import ErrorSurfaces, corpus_statistics, line_search
 from hypertune.tuners.mert import LineSearcher, Mert
 from hypertune.weights import Weights
 
@@ -214,6 +215,55 @@ def test_line_search_equals_a_scan_of_every_interval(seed):
         as_graphs = LineSearcher(tuning_set, envelope=envelope, kbest_sweep=False)
         other = line_search(as_graphs.surfaces(w0, d), tuning_set.score)
         assert other.score == pytest.approx(result.score, abs=1e-12) and other.gamma == pytest.approx(result.gamma)
+
+
+def numpy_corpus_statistics(surfaces: ErrorSurfaces) -> tuple[np.ndarray, np.ndarray]:
+    """The corpus error surface as NumPy computes it (the line search's merge before it was compiled)."""
+    order = np.argsort(surfaces.breakpoints, kind="stable")
+    xs = surfaces.breakpoints[order]
+    cumulative = surfaces.initial + np.cumsum(surfaces.deltas[order], axis=0)
+    last = np.flatnonzero(np.append(xs[1:] != xs[:-1], True)) if xs.size else np.zeros(0, dtype=np.int64)
+    return xs[last], np.vstack([surfaces.initial[None, :], cumulative[last]])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_compiled_merge_is_numpys_bit_for_bit(seed):
+    """Breakpoints with ties, -0.0 beside 0.0, infinities and NaN, across magnitudes; fractional changes
+    (sums depend on their order); one column (NumPy sums it pairwise) or nine; none at all."""
+    rng = np.random.default_rng(seed)
+    size, width = int(rng.integers(0, 300)), int(rng.choice([1, 2, 9]))
+    points = rng.normal(size=size) * 10.0 ** rng.integers(-30, 30)
+    points = np.round(points, int(rng.integers(0, 3))) if seed % 2 else points
+    special = rng.random(size) < 0.05
+    points[special] = rng.choice([0.0, -0.0, np.inf, -np.inf, np.nan], int(special.sum()))
+    firsts = rng.normal(size=(int(rng.integers(1, 20)), width)) * 1e3
+    surfaces = ErrorSurfaces(firsts.sum(axis=0), points, rng.normal(size=(size, width)), np.ones(1), firsts)
+    expected = numpy_corpus_statistics(surfaces)
+    got = corpus_statistics(surfaces)
+    for a, b in zip(got, expected, strict=True):
+        assert a.shape == b.shape and a.tobytes() == b.tobytes()
+    assert np.array_equal(np.signbit(got[0]), np.signbit(expected[0]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_kbest_surfaces_are_the_envelopes_statistics(seed):
+    """The fused sweep gives the arrays ErrorSurfaces.from_segments builds from the k-best envelopes."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, size=int(rng.integers(1, 30)))
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    intercepts = np.round(rng.normal(size=offsets[-1]), 1)  # ties and parallel lines
+    slopes = np.round(rng.normal(size=offsets[-1]), int(seed % 3))
+    stats = rng.random((offsets[-1], 5))
+    for order in (None, np.lexsort((slopes, np.repeat(np.arange(sizes.size), sizes)))):
+        segments, left, hypothesis = kbest_envelopes(offsets, intercepts, slopes, order)
+        expected = ErrorSurfaces.from_segments(segments, left, stats[hypothesis])
+        firsts, breakpoints, deltas, counts = kbest_surface_rows(offsets, intercepts, slopes, order, stats)
+        for a, b in zip(
+            (firsts, breakpoints, deltas, counts),
+            (expected.firsts, expected.breakpoints, expected.deltas, expected.sizes),
+            strict=True,
+        ):
+            assert a.tobytes() == b.tobytes()
 
 
 def test_lattice_mert_is_the_same_with_either_envelope_method():

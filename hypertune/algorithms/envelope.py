@@ -568,15 +568,53 @@ def _kbest_kernel(offsets, b, m, given_order):  # pragma: no cover - compiled
     for s in range(n):
         lo, hi = offsets[s], offsets[s + 1]
         if given_order.size:
-            order = given_order[lo:hi] - lo
+            order = given_order[lo:hi]
         else:
-            order = np.argsort(m[lo:hi], kind="mergesort")
-        top = _upper_hull(order, m[lo:hi], b[lo:hi], left, slope, intercept, chosen, stored)
-        for k in range(stored, top):
-            chosen[k] += lo
-        stored = top
+            order = np.argsort(m[lo:hi], kind="mergesort") + lo
+        stored = _upper_hull(order, m, b, left, slope, intercept, chosen, stored)
         segment_offsets[s + 1] = stored
     return segment_offsets, left[:stored], chosen[:stored]
+
+
+def kbest_surface_rows(
+    offsets: np.ndarray, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None, stats: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`kbest_envelopes` and the statistics along the envelopes in one compiled pass: the arrays of
+    :class:`~hypertune.tuners.linesearch.ErrorSurfaces` (Och 2003, section 6), ``(firsts, breakpoints,
+    deltas, sizes)``, exactly as :meth:`~hypertune.tuners.linesearch.ErrorSurfaces.from_segments` builds
+    them from the envelopes and ``stats[hypothesis]``. ``stats`` (float64, one row per hypothesis) and
+    every sentence's list must be non-empty."""
+    if order is None:
+        order = np.empty(0, dtype=np.int64)
+    return _kbest_surface_kernel(
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        np.ascontiguousarray(intercepts, dtype=np.float64),
+        np.ascontiguousarray(slopes, dtype=np.float64),
+        np.ascontiguousarray(order, dtype=np.int64),
+        np.ascontiguousarray(stats, dtype=np.float64),
+    )
+
+
+@_jit
+def _kbest_surface_kernel(offsets, b, m, given_order, stats):  # pragma: no cover - compiled
+    """Every sentence's first segment's statistics row; every later segment's left breakpoint and change
+    in statistics (its row minus the previous segment's), in sentence order."""
+    segment_offsets, left, chosen = _kbest_kernel(offsets, b, m, given_order)
+    n, width = offsets.size - 1, stats.shape[1]
+    firsts = np.empty((n, width))
+    breakpoints = np.empty(left.size - n)
+    deltas = np.empty((left.size - n, width))
+    k = 0
+    for s in range(n):
+        lo, hi = segment_offsets[s], segment_offsets[s + 1]
+        firsts[s] = stats[chosen[lo]]
+        for i in range(lo + 1, hi):
+            breakpoints[k] = left[i]
+            row, previous = chosen[i], chosen[i - 1]
+            for j in range(width):
+                deltas[k, j] = stats[row, j] - stats[previous, j]
+            k += 1
+    return firsts, breakpoints, deltas, np.diff(segment_offsets)
 
 
 def envelope_yields(result: EnvelopeResult) -> tuple[np.ndarray, np.ndarray]:

@@ -42,6 +42,7 @@ from hypertune.algorithms.envelope import (
     envelope_inside,
     envelope_yields,
     kbest_envelopes,
+    kbest_surface_rows,
     packed_envelopes,
 )
 from hypertune.algorithms.viterbi import viterbi_yields
@@ -104,6 +105,8 @@ class LineSearcher:
             small = self.features.shape[0] * self.width <= 50_000_000
             self.columns = np.asfortranarray(self.features.toarray()) if small else None
             self._column_orders: dict[int, np.ndarray] = {}
+            # the compiled sweep that also gathers the statistics (needs float rows and no empty list)
+            self._fused = self.stats.dtype == np.float64 and bool(np.all(np.diff(self.offsets) > 0))
         else:
             self.packed = PackedGraphs.pack(graphs)
             self._slopes = np.empty(self.packed.num_edges)
@@ -132,6 +135,11 @@ class LineSearcher:
                         order = self._column_orders[column] = np.lexsort((self.columns[:, column], self.sentence_of))
             else:
                 slopes = self.features @ direction
+            if self._fused:
+                firsts, breakpoints, deltas, sizes = kbest_surface_rows(
+                    self.offsets, intercepts, slopes, order, self.stats
+                )
+                return ErrorSurfaces(firsts.sum(axis=0), breakpoints, deltas, sizes, firsts)
             segment_offsets, left, hypothesis = kbest_envelopes(self.offsets, intercepts, slopes, order)
             return ErrorSurfaces.from_segments(segment_offsets, left, self.stats[hypothesis])
         direction = np.ascontiguousarray(direction, dtype=np.float64)
