@@ -308,6 +308,74 @@ def test_a_directory_without_sentence_ids_falls_back_to_the_whole_read(hgdir, cl
         assert shards.loading == "whole" and shards.sentences == 9
 
 
+@pytest.mark.parametrize(
+    ("options", "select"),
+    [
+        ({"loss": "perceptron"}, 0),
+        ({"loss": "latent-svm", "optimizer": "adagrad"}, 3),
+        ({"loss": "pro", "optimizer": "sgd"}, 0),
+    ],
+)
+def test_online_mixing_is_reproducible_by_seed_and_equal_on_the_cluster(cluster, options, select):
+    """The online tuners over shards: iterative parameter mixing. One shard is the whole-set run (an independent
+    code path: :meth:`OnlineTrainer.fit` on the tuning set); the same seed and shards give the same weights in
+    one process and on the cluster."""
+    from hypertune.tuners.online import OnlineTrainer
+
+    tuning_set = kbest_tuning_set()
+    init = read_weights(INIT)
+
+    def trainer(seed: int) -> OnlineTrainer:
+        return OnlineTrainer(epochs=3, seed=seed, select=select, **options)
+
+    if not select:
+        whole = trainer(5).fit(tuning_set, init)
+        one = trainer(5).fit(LocalShards(tuning_set, 1), init)
+        assert dict(one.weights) == dict(whole.weights) and [e.bleu for e in one.history] == [
+            e.bleu for e in whole.history
+        ]
+    first = trainer(5).fit(LocalShards(tuning_set, 2), init)
+    again = trainer(5).fit(LocalShards(tuning_set, 2), init)
+    assert dict(again.weights) == dict(first.weights) and len(first.history) == 3
+    args = _args("train", NBEST, "--refs", REFS, "--init", INIT)
+    with distributed_shards(cluster.client, args, 2) as shards:
+        got = trainer(5).fit(shards, init)
+    assert dict(got.weights) == dict(first.weights)
+    assert [e.bleu for e in got.history] == [e.bleu for e in first.history]
+    assert [e.updates for e in got.history] == [e.updates for e in first.history]
+
+
+def same_oracles(got, expected) -> None:
+    assert got.bleu == expected.bleu and np.array_equal(got.corpus_stats, expected.corpus_stats)
+    assert got.details == expected.details
+    assert len(got.oracles) == len(expected.oracles)
+    for a, b in zip(got.oracles, expected.oracles, strict=True):
+        assert (a.sentence, a.words, a.features, a.model_score, a.score) == (
+            b.sentence, b.words, b.features, b.model_score, b.score)  # fmt: skip
+        assert np.array_equal(a.stats, b.stats)
+
+
+@pytest.mark.parametrize("method", ["partial", "linear"])
+def test_sentence_oracles_on_the_cluster_equal_one_process(hgdir, cluster, method):
+    """Oracles searched where each shard is (each worker read its own files), joined in shard order: the
+    single-process search over the whole read (``OracleSearch.run`` on the tuning set), field for field."""
+    from hypertune.distributed import DaskShards
+    from hypertune.distributed.loading import sentence_files
+    from hypertune.tuners.oracle import OracleSearch
+
+    path, refs, init = hgdir
+    tuning_set = TuningSet.from_corpus(read_graphs(path), read_references(refs), BleuMetric(tokenize="none"))
+    search = OracleSearch(method=method)
+    expected = search.run(tuning_set, init)
+    with DaskShards(
+        cluster.client, None, BleuMetric(tokenize="none"), 3, files=sentence_files([path], None, [refs])
+    ) as shards:
+        same_oracles(search.run(shards, init), expected)
+    if method == "partial":
+        kbest = OracleSearch(method="kbest").run(kbest_tuning_set(), read_weights(INIT))
+        same_oracles(OracleSearch(method="kbest").run(LocalShards(kbest_tuning_set(), 3), read_weights(INIT)), kbest)
+
+
 @pytest.mark.slow
 def test_a_killed_worker_stops_the_run_naming_its_shard():
     """Worker loss: the run stops with one line naming the lost shard (docs/distributed.md says why it does

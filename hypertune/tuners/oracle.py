@@ -37,8 +37,9 @@ string; graph searches break remaining ties by the first in-edge.
 
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numba
 import numpy as np
@@ -52,7 +53,7 @@ from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
 from hypertune.metrics.linear_bleu import estimate_precisions
 from hypertune.tuners import exact_oracle
-from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.corpus import ModelBest, Shard, Shards, TuningSet
 from hypertune.tuners.hope_fear import ForestArrays, Gain, HopeFearDecoder
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.partial_bleu import beam_search
@@ -140,7 +141,11 @@ class OracleSearch:
         self.passes = passes
         self.seed = seed
 
-    def run(self, tuning_set: TuningSet, weights: Weights | None = None) -> OracleResult:
+    def run(self, tuning_set: TuningSet | Shards, weights: Weights | None = None) -> OracleResult:
+        """Every sentence's oracle. A sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`, e.g. on a
+        Dask cluster) searches each shard's sentences where the shard is (:meth:`run_shards`)."""
+        if not isinstance(tuning_set, TuningSet):
+            return self.run_shards(tuning_set, weights)
         started = time.perf_counter()
         search = _Search(self, tuning_set, weights or Weights())
         method = self.method
@@ -152,6 +157,60 @@ class OracleSearch:
         total = np.sum([o.stats for o in oracles], axis=0)
         bleu = corpus_score(tuning_set, total)
         return OracleResult(oracles, total, bleu, method, time.perf_counter() - started, search.details)
+
+    def run_shards(self, shards: Shards, weights: Weights | None = None) -> OracleResult:
+        """The sentence oracles searched shard by shard where the shards are (:func:`oracle_shard_sentences`):
+        only the options and weights travel out, and every sentence's oracle (words, features, statistics)
+        back; they are joined in shard order, so the result is the single-process one. ``linear`` without
+        ``linear_p``/``linear_r`` first sums the shards' model-best statistics to estimate them over the whole
+        corpus, as one process does. The corpus oracle switches sentences against the whole corpus's
+        statistics after every pass and is refused here (it runs in one process)."""
+        started = time.perf_counter()
+        weights = weights or Weights()
+        if self.method == "corpus":
+            raise UsageError(
+                "--method corpus switches sentences against the whole corpus's statistics: it runs in one process "
+                "(without --cluster and --shards)"
+            )
+        options = self
+        if self.method == "linear" and self.linear_p is None:
+            order = getattr(shards.metric, "max_order", 4)
+            total = np.sum(shards.map(oracle_shard_model_stats, weights), axis=0)
+            try:
+                p, r = estimate_precisions(total, order)
+            except InputError as error:
+                raise UsageError(f"{error} in the model-best translations; give --linear-p and --linear-r") from None
+            options = copy.copy(self)
+            options.linear_p, options.linear_r = p, r
+        parts = shards.map(oracle_shard_sentences, options, weights)
+        oracles = [oracle for found, _ in parts for oracle in found]
+        details: dict[str, object] = {}
+        for _, found in parts:
+            for key, value in found.items():
+                if key == "exact" and key in details:
+                    into = details[key]
+                    for name in ("enumerated", "searched", "expansions"):
+                        into[name] += value[name]  # type: ignore[index]
+                    into["most"] = max(into["most"], value["most"])  # type: ignore[index]
+                else:
+                    details.setdefault(key, dict(value) if isinstance(value, dict) else value)
+        total = np.sum([o.stats for o in oracles], axis=0)
+        bleu = corpus_score(shards, total)
+        return OracleResult(oracles, total, bleu, self.method, time.perf_counter() - started, details)
+
+
+def oracle_shard_sentences(shard: Shard, options: OracleSearch, weights: Weights) -> tuple[list[Oracle], dict]:
+    """The shard's sentence oracles (numbered in the whole tuning set) and its search's details."""
+    search = _Search(options, shard.tuning_set, weights)
+    chosen = [search.sentence_oracle(s, options.method) for s in range(len(shard.tuning_set))]
+    found = [replace(search.describe(s, edges), sentence=shard.start + s) for s, edges in enumerate(chosen)]
+    return found, search.details
+
+
+def oracle_shard_model_stats(shard: Shard, weights: Weights) -> np.ndarray:
+    """The shard's summed statistics of its model-best translations under ``weights``."""
+    space = shard.tuning_set.feature_space
+    return ModelBest(shard.tuning_set).stats(weights.vector(space, len(space))).sum(axis=0)
 
 
 class _Search:
@@ -397,13 +456,13 @@ class _Search:
         )
 
 
-def corpus_score(tuning_set: TuningSet, total: np.ndarray) -> float:
+def corpus_score(tuning_set: TuningSet | Shards, total: np.ndarray) -> float:
     """The corpus metric of summed statistics: plain corpus BLEU for every smoothed sentence BLEU (BLEU+1
     smooths sentences, not corpora), else the metric's own corpus score."""
     metric = tuning_set.metric
     if isinstance(metric, BleuMetric) and metric.ref_length != "ibm":
         return float(bleu_score(total, metric.max_order))
-    return float(tuning_set.score(total))
+    return float(metric.score(total))
 
 
 def _against(gain: Gain, background: np.ndarray) -> Gain:
