@@ -46,6 +46,7 @@ __all__ = [
     "located",
     "new_key_table",
     "new_string_table",
+    "next_number",
     "next_token",
     "parse_decimal",
     "parse_integer",
@@ -54,6 +55,7 @@ __all__ = [
     "same_bytes",
     "space_width",
     "string_at",
+    "text_bounds",
     "token_bound",
 ]
 
@@ -226,6 +228,58 @@ def parse_decimal(buf: np.ndarray, start: int, end: int) -> tuple[bool, float]: 
     return True, -x if negative else x
 
 
+@_inline
+def next_number(buf: np.ndarray, j: int, end: int) -> tuple[int, int, bool, float]:  # pragma: no cover - compiled
+    """``next_token(buf, j, end, False)`` and :func:`parse_decimal` of that token in one pass over its bytes
+    (most tokens of a features field are numbers): ``(start, end, exact, value)``."""
+    while j < end:
+        width = space_width(buf, j)
+        if width == 0:
+            break
+        j += width
+    start = j
+    negative = j < end and buf[j] == 45
+    if j < end and (buf[j] == 45 or buf[j] == 43):
+        j += 1
+    significand, digits, exponent, dot, exact = 0, 0, 0, False, True
+    while j < end:
+        c = buf[j]
+        if c >= 48 and c <= 57:
+            digits += 1
+            if significand > _LARGEST_BEFORE_DIGIT:
+                exact = False
+                break
+            significand = significand * 10 + (c - 48)
+            if dot:
+                exponent -= 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            break
+        j += 1
+    if exact and j < end and (buf[j] == 101 or buf[j] == 69):
+        j += 1
+        sign = -1 if j < end and buf[j] == 45 else 1
+        if j < end and (buf[j] == 45 or buf[j] == 43):
+            j += 1
+        first, written = j, 0
+        while j < end and buf[j] >= 48 and buf[j] <= 57 and j - first < 3:
+            written = written * 10 + (buf[j] - 48)
+            j += 1
+        exact = j > first
+        exponent += sign * written
+    if j < end:  # the token goes on: not a number, unless it ends here (as next_token ends tokens)
+        kind = BYTE_CLASS[buf[j]]
+        if not (kind == SPACE or (kind == MAYBE_SPACE and space_width(buf, j) > 0)):
+            exact = False
+            j = next_token(buf, j, end, False)[1]
+    if not exact or digits == 0 or exponent < -22 or exponent > 22:
+        return start, j, False, 0.0
+    x = float(significand)
+    x = x * _EXACT_POWERS[exponent] if exponent >= 0 else x / _EXACT_POWERS[-exponent]
+    return start, j, True, -x if negative else x
+
+
 class StringTable(NamedTuple):
     """Interned byte strings of one buffer: string ``k`` is ``buf[starts[k]:ends[k]]``; ``count[0]`` strings
     so far, at most ``capacity`` (= ``starts.size``); ``slots`` is the open-addressing index (-1 empty),
@@ -295,9 +349,22 @@ def first_occurrences(ids: np.ndarray, size: int) -> np.ndarray:  # pragma: no c
     return order[:count]
 
 
+@_jit
+def text_bounds(buf: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
+    """``(lines, tokens)``: the lines of a buffer (newlines + 1) and an upper bound on its tokens (each ends
+    at a space, a line end, a ``|``, a possible Unicode space or the end), in one vectorized pass."""
+    lines = 1
+    tokens = 1
+    for i in range(buf.size):
+        b = buf[i]
+        lines += np.int64(b == 10)
+        tokens += np.int64(b <= 32) | np.int64(b == 124) | np.int64(np.uint8(b - 0xC2) <= 0x21)
+    return lines, tokens
+
+
 def token_bound(buf: np.ndarray) -> int:
-    """An upper bound on the tokens of a buffer: each ends at a space, a line end, a ``|`` or the end."""
-    return int(np.count_nonzero((buf <= 32) | (buf == 124) | ((buf >= 0xC2) & (buf <= 0xE3)))) + 1
+    """An upper bound on the tokens of a buffer (see :func:`text_bounds`)."""
+    return int(text_bounds(buf)[1])
 
 
 def string_at(data: bytes, table: StringTable, k: int) -> str:

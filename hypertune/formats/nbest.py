@@ -35,19 +35,19 @@ from hypertune.formats._scan import (
     KeyTable,
     StringTable,
     intern,
-    is_separator,
     is_string,
     key_id,
     located,
     new_key_table,
     new_string_table,
+    next_number,
     next_token,
     parse_decimal,
     parse_integer,
     read_bytes,
     scan_with_tables,
     string_at,
-    token_bound,
+    text_bounds,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
@@ -197,14 +197,20 @@ def _fail(out: _Scanned, code: int, start: int, end: int, number: int) -> int:  
 
 
 @_inline
+def _flag(out, index, start, end, name):  # pragma: no cover - compiled
+    """Leave value ``index`` (``buf[start:end]``, of feature ``name``; -1: a total) to ``float()``."""
+    k = out.sizes[3]
+    out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = index, start, end, name
+    out.sizes[3] += 1
+
+
+@_inline
 def _value(buf, start, end, out, f, name):  # pragma: no cover - compiled
     """Store value ``f`` (or flag it for ``float()``)."""
     exact, value = parse_decimal(buf, start, end)
     out.values[f] = value
     if not exact:
-        k = out.sizes[3]
-        out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = f, start, end, name
-        out.sizes[3] += 1
+        _flag(out, f, start, end, name)
 
 
 @_inline
@@ -229,82 +235,125 @@ def _close_group(out, ids, label, first, last, group):  # pragma: no cover - com
 
 
 @_inline
-def _features(buf, start, end, out, names, ids, zmert):  # pragma: no cover - compiled
-    """The features field of one line (module docstring): labelled groups, ``name=value`` and, for
-    Z-MERT, bare positional values. Returns an error code (0: none)."""
-    sizes = out.sizes
-    h = sizes[0]
+def _end_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
+    """Close the open group ``group`` of ``label``: an error if it is empty."""
+    if first == last:
+        return _fail(out, _LABEL_EMPTY, out.groups[group, 4], out.groups[group, 5], 0)
+    return _close_group(out, ids, label, first, last, group)
+
+
+@_inline
+def _open_label(buf, s, e, out, names, group):  # pragma: no cover - compiled
+    """The label ``buf[s:e-1]`` of group ``group`` of the line: ``(code, label id)``; an error when the line
+    has too many labels or this one twice."""
+    label = out.groups[group, 1] if group < out.groups.shape[0] else -1
+    if not is_string(names, label, buf, s, e - 1):
+        label = intern(names, buf, s, e - 1)
+        if label < 0:
+            return TABLE_FULL, -1
+    if group >= out.groups.shape[0]:
+        return _fail(out, _TOO_MANY_LABELS, s, e, out.groups.shape[0]), -1
+    for g in range(group):
+        if out.groups[g, 0] == label:
+            return _fail(out, _LABEL_TWICE, s, e, 0), -1
+    out.groups[group, 0], out.groups[group, 4], out.groups[group, 5] = label, s, e
+    return 0, label
+
+
+@_inline
+def _other_token(buf, s, e, out, names, ids, label, group_start, f, group):  # pragma: no cover
+    """Value ``f`` from a token that is neither a label nor a plain number: ``name=value`` (which closes
+    an open group), or a value of the open group that ``float()`` must read. ``(code, open label)``."""
+    q = e - 1
+    while q >= s and buf[q] != 61:
+        q -= 1
+    if q < s:  # no "=": a value of the open label
+        if label < 0:
+            return _fail(out, _UNLABELLED, s, e, 0), label
+        _flag(out, f, s, e, label)
+        out.values[f] = 0.0
+        return 0, label
+    if q == s:
+        return _fail(out, _SPARSE_NAME, s, e, 0), label
+    if label >= 0:
+        code = _end_group(out, ids, label, group_start, f, group)
+        if code:
+            return code, label
+    name = intern(names, buf, s, q)
+    key = key_id(ids, _feature_key(name, _SPARSE, 1)) if name >= 0 else -1
+    if key < 0:
+        return TABLE_FULL, -1
+    out.features[f] = key
+    _value(buf, q + 1, e, out, f, name)
+    return 0, -1
+
+
+@_inline
+def _features(buf, start, end, out, names, ids, f):  # pragma: no cover - compiled
+    """The features field of one line (module docstring) from value ``f`` on: labelled groups and
+    ``name=value``. Returns ``(code, values so far)``; plain numbers take the short way."""
     label = -1
-    label_start = label_end = start  # where the open label was written
-    group_start = sizes[2]
+    group_start = f
     group = -1  # labelled groups of this line so far, less one
     j = start
     while True:
-        s, e = next_token(buf, j, end, False)
-        j = e
+        s, e, exact, value = next_number(buf, j, end)
         if s == end:
             break
-        f = sizes[2]
+        j = e
+        if exact:
+            if label < 0:
+                return _fail(out, _UNLABELLED, s, e, 0), f
+            out.values[f] = value
+            f += 1
+            continue
         last = buf[e - 1]
-        if zmert:
-            key = key_id(ids, _feature_key(0, f - group_start, 0))
-            if key < 0:
-                return TABLE_FULL
-            out.features[f] = key
-            _value(buf, s, e, out, f, -2)
-        elif (last == 61 or last == 58) and e - s >= 2 and _plain_label(buf, s, e - 1):
+        if (last == 61 or last == 58) and e - s >= 2 and _plain_label(buf, s, e - 1):
             if label >= 0:
-                if f == group_start:
-                    return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-                if _close_group(out, ids, label, group_start, f, group):
-                    return TABLE_FULL
+                code = _end_group(out, ids, label, group_start, f, group)
+                if code:
+                    return code, f
             group += 1
-            label = out.groups[group, 1] if group < out.groups.shape[0] else -1
-            if not is_string(names, label, buf, s, e - 1):
-                label = intern(names, buf, s, e - 1)
-                if label < 0:
-                    return TABLE_FULL
-            label_start, label_end = s, e
-            if group >= out.groups.shape[0]:
-                return _fail(out, _TOO_MANY_LABELS, s, e, out.groups.shape[0])
-            for g in range(group):
-                if out.groups[g, 0] == label:
-                    return _fail(out, _LABEL_TWICE, s, e, 0)
-            out.groups[group, 0] = label
+            code, label = _open_label(buf, s, e, out, names, group)
+            if code:
+                return code, f
             group_start = f
             continue
-        else:
-            q = e - 1
-            while q >= s and buf[q] != 61:
-                q -= 1
-            if q >= s:  # name=value
-                if q == s:
-                    return _fail(out, _SPARSE_NAME, s, e, 0)
-                if label >= 0:
-                    if f == group_start:
-                        return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-                    if _close_group(out, ids, label, group_start, f, group):
-                        return TABLE_FULL
-                    label = -1
-                name = intern(names, buf, s, q)
-                key = key_id(ids, _feature_key(name, _SPARSE, 1)) if name >= 0 else -1
-                if key < 0:
-                    return TABLE_FULL
-                out.features[f] = key
-                _value(buf, q + 1, e, out, f, name)
-            elif label < 0:
-                return _fail(out, _UNLABELLED, s, e, 0)
-            else:
-                out.features[f] = -1  # keyed when the group closes
-                _value(buf, s, e, out, f, label)
-        sizes[2] += 1
-        out.feature_counts[h] += 1
+        code, label = _other_token(buf, s, e, out, names, ids, label, group_start, f, group)
+        if code:
+            return code, f
+        f += 1
     if label >= 0:
-        if sizes[2] == group_start:
-            return _fail(out, _LABEL_EMPTY, label_start, label_end, 0)
-        if _close_group(out, ids, label, group_start, sizes[2], group):
-            return TABLE_FULL
-    return 0
+        code = _end_group(out, ids, label, group_start, f, group)
+        if code:
+            return code, f
+    return 0, f
+
+
+@_inline
+def _positional(buf, start, end, out, ids, f):  # pragma: no cover - compiled
+    """The unnamed values of a Z-MERT line from value ``f`` on, keyed by position (the key ids of the
+    first positions are kept in ``out.groups[:, 3]``). Returns ``(code, values so far)``."""
+    first = f
+    j = start
+    while True:
+        s, e, exact, value = next_number(buf, j, end)
+        if s == end:
+            return 0, f
+        j = e
+        position = f - first
+        key = out.groups[position, 3] if position < out.groups.shape[0] else -1
+        if key < 0:
+            key = key_id(ids, _feature_key(0, position, 0))
+            if key < 0:
+                return TABLE_FULL, f
+            if position < out.groups.shape[0]:
+                out.groups[position, 3] = key
+        out.features[f] = key
+        out.values[f] = value
+        if not exact:
+            _flag(out, f, s, e, -2)
+        f += 1
 
 
 @_inline
@@ -316,84 +365,110 @@ def _plain_label(buf, start, end):  # pragma: no cover - compiled
     return True
 
 
+@_inline
+def _fields(buf, line, bounds):  # pragma: no cover - compiled
+    """The end of the line starting at ``line`` and its ``|||`` separators, in one pass: ``bounds[0:3]`` where
+    fields 1-3 start, ``bounds[3]`` where field 3 ends (the fourth separator or the line end). Returns
+    ``(line end, separators)``."""
+    n = buf.size
+    separators = 0
+    j = line
+    while j < n:
+        c = buf[j]
+        if c == 10:
+            break
+        if c == 124 and j + 2 < n and buf[j + 1] == 124 and buf[j + 2] == 124:
+            if separators < 3:
+                bounds[separators] = j + 3
+            elif separators == 3:
+                bounds[3] = j
+            separators += 1
+            j += 3
+        else:
+            j += 1
+    if separators < 4:
+        bounds[3] = j
+    return j, separators
+
+
+@_inline
+def _words(buf, start, end, out, table, w):  # pragma: no cover - compiled
+    """Intern the words of ``buf[start:end]`` into ``out.words`` from ``w`` on: the words so far, or -1
+    when the table is full."""
+    j = start
+    while True:
+        s, e = next_token(buf, j, end, False)
+        if s == end:
+            return w
+        k = intern(table, buf, s, e)
+        if k < 0:
+            return -1
+        out.words[w] = k
+        w += 1
+        j = e
+
+
+@_inline
+def _total(buf, out, h, start, end):  # pragma: no cover - compiled
+    """The total score of hypothesis ``h``: exactly one number in ``buf[start:end]``. An error code."""
+    s, e, exact, value = next_number(buf, start, end)
+    if s == end or next_token(buf, e, end, False)[0] != end:
+        return _fail(out, _TOTAL, start, end, 0)
+    out.totals[h] = value
+    if not exact:
+        _flag(out, h, s, e, -1)
+    return 0
+
+
 @_jit
 def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
     """One pass over the lines: ``id ||| words ||| features ||| total [||| more]`` (Z-MERT: exactly
-    ``i ||| candidate ||| values``); blank lines are skipped. Stops at the first error (``out.error``)."""
+    ``i ||| candidate ||| values``); blank lines are skipped. Stops at the first error (``out.error``).
+    ``out.sizes`` is brought up to date after every line."""
     n = buf.size
     sizes = out.sizes
-    min_separators = 2 if zmert else 3
-    bounds = np.empty(4, np.int64)  # where fields 1..3 start and field 3 ends, on the current line
+    bounds = np.empty(4, np.int64)
+    h, w, f = 0, 0, 0
     pos = 0
     while pos < n:
-        end = pos
-        while end < n and buf[end] != 10:
-            end += 1
-        line, pos = pos, end + 1
-        if next_token(buf, line, end, False)[0] == end:
+        line = pos
+        end, separators = _fields(buf, line, bounds)
+        pos = end + 1
+        if separators == 0 and next_token(buf, line, end, False)[0] == end:
             continue
-        separators = 0
-        bounds[3] = end
-        j = line
-        while j < end:
-            if is_separator(buf, j, end):
-                if separators < 3:
-                    bounds[separators] = j + 3
-                elif separators == 3:
-                    bounds[3] = j
-                separators += 1
-                j += 3
-            else:
-                j += 1
-        if separators < min_separators or (zmert and separators != 2):
+        if separators < (2 if zmert else 3) or (zmert and separators != 2):
             return _fail(out, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
-        h = sizes[0]
         out.line_starts[h] = line
         s, e = next_token(buf, line, bounds[0] - 3, False)
         ok, sid = parse_integer(buf, s, e)
         if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
             return _fail(out, _SID, line, bounds[0] - 3, 0)
         out.sentence[h] = sid
-        j = bounds[0]
-        while True:
-            s, e = next_token(buf, j, bounds[1] - 3, False)
-            if s == bounds[1] - 3:
-                break
-            word = intern(words, buf, s, e)
-            if word < 0:
-                return TABLE_FULL
-            out.words[sizes[1]] = word
-            sizes[1] += 1
-            out.word_counts[h] += 1
-            j = e
-        field_end = end if zmert else bounds[2] - 3
-        code = _features(buf, bounds[1], field_end, out, names, ids, zmert)
-        if code:
-            return code
-        if not zmert:
-            s, e = next_token(buf, bounds[2], bounds[3], False)
-            if s == bounds[3] or next_token(buf, e, bounds[3], False)[0] != bounds[3]:
-                return _fail(out, _TOTAL, bounds[2], bounds[3], 0)
-            exact, value = parse_decimal(buf, s, e)
-            out.totals[h] = value
-            if not exact:
-                k = sizes[3]
-                out.flagged[k, 0], out.flagged[k, 1], out.flagged[k, 2], out.flagged[k, 3] = h, s, e, -1
-                sizes[3] += 1
-        sizes[0] += 1
+        w0, f0 = w, f
+        w = _words(buf, bounds[0], bounds[1] - 3, out, words, w)
+        if w < 0:
+            return TABLE_FULL
+        if zmert:
+            code, f = _positional(buf, bounds[1], end, out, ids, f)
+        else:
+            code, f = _features(buf, bounds[1], bounds[2] - 3, out, names, ids, f)
+        if code or (not zmert and _total(buf, out, h, bounds[2], bounds[3])):
+            return code if code else out.error[0]
+        out.word_counts[h], out.feature_counts[h] = w - w0, f - f0
+        h += 1
+        sizes[0], sizes[1], sizes[2] = h, w, f
     return 0
 
 
 def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
     buf = np.frombuffer(data, dtype=np.uint8)
-    lines = data.count(b"\n") + 1
-    tokens = token_bound(buf)
+    lines, tokens = text_bounds(buf)
 
     def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
         out = _Scanned(
             sentence=np.empty(lines, np.int64),
-            word_counts=np.zeros(lines, np.int64),
-            feature_counts=np.zeros(lines, np.int64),
+            word_counts=np.empty(lines, np.int64),
+            feature_counts=np.empty(lines, np.int64),
             totals=np.zeros(lines, np.float64),
             line_starts=np.empty(lines, np.int64),
             words=np.empty(tokens, np.int64),
@@ -402,7 +477,7 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
             flagged=np.empty((tokens, 4), np.int64),
             sizes=np.zeros(4, np.int64),
             error=np.zeros(4, np.int64),
-            groups=np.full((_MAX_LABELS, 4), -1, np.int64),
+            groups=np.full((_MAX_LABELS, 6), -1, np.int64),
         )
         words, names, ids = (new_string_table(capacities[0]), new_string_table(capacities[1]),
                              new_key_table(capacities[2]))  # fmt: skip
