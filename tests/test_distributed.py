@@ -376,6 +376,29 @@ def test_sentence_oracles_on_the_cluster_equal_one_process(hgdir, cluster, metho
         same_oracles(OracleSearch(method="kbest").run(LocalShards(kbest_tuning_set(), 3), read_weights(INIT)), kbest)
 
 
+def test_the_commands_on_the_cluster_and_with_shards_in_one_process(hgdir, cluster, capsys, tmp_path):
+    """The command line: ``mert --shards N`` without ``--cluster`` runs the sharded code path in this process (the
+    same result as unsharded); ``train`` with an online loss mixes over ``--shards`` in one process and on the
+    cluster alike; ``oracle --cluster`` gives the single-process oracles."""
+    path, refs, _ = hgdir
+    init = str(Path(refs).with_name("init"))
+    mert = ["mert", NBEST, "--refs", REFS, "--init", INIT, "--restarts", "2", "--seed", "3"]
+    plain, sharded = run_cli(capsys, *mert), run_cli(capsys, *mert, "--shards", "3")
+    assert sharded["weights"] == plain["weights"] and sharded["bleu_after"] == plain["bleu_after"]
+    assert sharded["line_searches"] == plain["line_searches"]
+    train = ["train", NBEST, "--refs", REFS, "--init", INIT, "--loss", "perceptron", "--epochs", "3", "--seed", "2"]
+    local = run_cli(capsys, *train, "--shards", "2", "--select", "4")
+    remote = run_cli(capsys, *train, "--cluster", cluster.address, "--shards", "2", "--select", "4")
+    assert remote["weights"] == local["weights"] and remote["bleu_after"] == local["bleu_after"]
+    assert main([*train, "--select", "4"]) != 0 and "--select" in capsys.readouterr().err
+    oracle = ["oracle", path, "--refs", refs, "--weights", init, "--method", "linear"]
+    one = run_cli(capsys, *oracle)
+    assert run_cli(capsys, *oracle, "--cluster", cluster.address, "--shards", "3") == {
+        **one,
+        "seconds": pytest.approx(0, abs=1e9),
+    }
+
+
 @pytest.mark.slow
 def test_a_killed_worker_stops_the_run_naming_its_shard():
     """Worker loss: the run stops with one line naming the lost shard (docs/distributed.md says why it does

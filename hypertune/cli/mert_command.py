@@ -131,7 +131,7 @@ def _progress_line(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.tuning import load_tuning_set, load_weights, open_shards, report_tuning
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
     from hypertune.tuners.corpus import prune_tuning_set
 
     if args.cluster:
@@ -147,12 +147,14 @@ def run(args: argparse.Namespace) -> int:
     if args.prune_density:
         tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
     mert = _mert(args, box)
-    result = mert.fit(tuning_set, init)
+    shards = local_shards(args, tuning_set)  # --shards N in this process: the cluster's code path, the same result
+    if shards is not None and args.envelope_nbest:
+        raise UsageError("--envelope-nbest runs unsharded: the envelope derivations stay on the shards")
+    result = mert.fit(tuning_set, init) if shards is None else mert.fit_shards(shards, init)
     if args.envelope_nbest and result.envelope_derivations is None:
         raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
-    code = report_tuning(
-        args, tuning_set, result, f"{len(result.history)} start points, {result.line_searches} line searches"
-    )
+    details = f"{len(result.history)} start points, {result.line_searches} line searches"
+    code = report_tuning(args, tuning_set, result, details + (f", {shards.count} shards" if shards else ""))
     if args.envelope_nbest:
         write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
     return code

@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
     from hypertune.choices import ORACLE_MAX_EXPANSIONS as MAX_EXPANSIONS
     from hypertune.choices import ORACLE_METHODS as METHODS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_input_options, add_metric_options, add_plot_option
+    from hypertune.cli.options import add_cluster_options, add_input_options, add_metric_options, add_plot_option
 
     parser = subparsers.add_parser(
         "oracle",
@@ -68,6 +68,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--nbest", action="store_true", help="with --out: write a Moses n-best list (sentence ids, features)"
     )
+    add_cluster_options(parser, shards_change_results=False)
     add_output_options(parser)
     add_plot_option(parser, "every sentence's model-best against its oracle score")
     parser.set_defaults(run=run, outputs=("out", "plot"))
@@ -75,18 +76,19 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent, write_or_print
-    from hypertune.cli.tuning import load_tuning_set, load_weights
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards
     from hypertune.errors import UsageError
     from hypertune.formats.io import write_atomically
     from hypertune.formats.nbest import write_moses
     from hypertune.hypergraph import from_kbest
+    from hypertune.symbols import Vocabulary
     from hypertune.tuners.oracle import OracleSearch
     from hypertune.weights import Weights
 
     if args.nbest and not args.out:
         raise UsageError("--nbest says how --out is written: give --out FILE")
-    tuning_set = load_tuning_set(args)
-    weights = load_weights(args.weights, tuning_set, args)[0] if args.weights else Weights()
+    if args.plot and args.cluster:
+        raise UsageError("--plot scores every sentence's model-best in this process: run it without --cluster")
     search = OracleSearch(
         method=args.method,
         start_method=args.start_method,
@@ -98,14 +100,22 @@ def run(args: argparse.Namespace) -> int:
         max_expansions=args.max_expansions,
         seed=args.seed,
     )
-    result = search.run(tuning_set, weights)
+    with open_shards(args) as shards:  # --cluster: every shard's oracles searched on its worker
+        if shards is None:
+            tuning_set = load_tuning_set(args)
+            weights = load_weights(args.weights, tuning_set, args)[0] if args.weights else Weights()
+            data = local_shards(args, tuning_set) or tuning_set
+        else:
+            tuning_set = data = shards
+            weights = load_weights(args.weights, shards, args)[0] if args.weights else Weights()
+        result = search.run(data, weights)
     texts = "".join(f"{o.text}\n" for o in result.oracles)
     if args.out and args.nbest:
         lists = [
             from_kbest(
                 [(o.words, o.features)],
                 tuning_set.feature_space,
-                tuning_set.vocabulary,
+                getattr(tuning_set, "vocabulary", None) or Vocabulary(),  # a cluster's shards: words as text
                 metadata={"totals": [o.model_score]},
                 sentence_id=sid,
             )

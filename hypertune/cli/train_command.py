@@ -132,6 +132,14 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-average", action="store_true", help="keep the last weights, not their average (the default with --l1)"
     )
+    group.add_argument(
+        "--select",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with shards (--cluster/--shards; iterative parameter mixing): mix only the K features of largest l2 "
+        "norm across shards, the others 0 (Simianer et al. 2012; default 0: all)",
+    )
     add_prune_option(group)
 
 
@@ -144,19 +152,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_online(args: argparse.Namespace) -> int:
-    """A structured loss, or a batch loss with an online optimizer, sentence by sentence in this process."""
+    """A structured loss, or a batch loss with an online optimizer, sentence by sentence; with ``--cluster`` or
+    ``--shards`` by iterative parameter mixing over the shards (docs/distributed.md)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import load_tuning_set, load_weights, report_tuning
+    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
     from hypertune.errors import UsageError
     from hypertune.tuners.online import ONLINE_OPTIMIZERS, OnlineTrainer
 
     if args.optimizer in ("lbfgs", "owlqn"):
         raise UsageError(f"the {args.loss} loss takes an online optimizer: {', '.join(ONLINE_OPTIMIZERS)}")
-    if args.cluster or args.shards is not None:
-        raise UsageError(f"--cluster and --shards run the batch losses; the {args.loss} loss with {args.optimizer} "
-                         "runs in one process")  # fmt: skip
-    tuning_set = load_tuning_set(args)
-    init, _ = load_weights(args.init, tuning_set, args)
+    if args.select and not (args.cluster or args.shards is not None):
+        raise UsageError("--select chooses the features mixed over shards: give --cluster or --shards")
 
     def report(entry: Any) -> None:
         sys.stderr.write(f"\r\x1b[K{args.command}: epoch {entry.iteration}: {entry.updates} updates, "
@@ -187,15 +193,26 @@ def _run_online(args: argparse.Namespace) -> int:
         smooth=args.gain_smooth,
         normalize=args.normalize,
         seed=args.seed,
+        select=args.select,
         progress=report if show_progress(args) else None,
     )
-    result = online.fit(tuning_set, init)
+    with open_shards(args) as shards:
+        if shards is None:
+            tuning_set = load_tuning_set(args)
+            init, _ = load_weights(args.init, tuning_set, args)
+            data = local_shards(args, tuning_set) or tuning_set
+        else:
+            tuning_set = data = shards
+            init, _ = load_weights(args.init, shards, args)
+        result = online.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
     details = (
         f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
         f"{result.nonzero} of {result.features} weights nonzero"
     )
+    if data is not tuning_set or shards is not None:
+        details += f", {data.count} shards mixed"
     return report_tuning(args, tuning_set, result, details)
 
 
@@ -216,6 +233,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         "--minibatch": getattr(args, "minibatch", 1) != 1,
         "--no-average": getattr(args, "no_average", False),
         "--corpus-order": getattr(args, "corpus_order", False),
+        "--select": bool(getattr(args, "select", 0)),
     }
     given = [name for name, present in online_only.items() if present]
     if given:

@@ -222,9 +222,10 @@ def open_shards(
     args: argparse.Namespace, prune_density: float = 0.0, metric: Metric | None = None
 ) -> Iterator[Shards | None]:
     """The command's tuning set sharded on the cluster of ``--cluster`` for the ``with`` block: every worker
-    loads its shard from the files (:func:`load_shard`, pruned under ``--init`` when ``prune_density`` is
-    set; ``metric``: the command's own, else the metric options') and keeps it. ``None`` without
-    ``--cluster`` (nothing imports Dask then)."""
+    loads its shard from the files and keeps it -- from its own files when the input is one directory of
+    sentence files (:mod:`hypertune.distributed.loading`), else by reading every input and keeping its
+    sentences (:func:`load_shard`) -- pruned under ``--init`` when ``prune_density`` is set (``metric``: the
+    command's own, else the metric options'). ``None`` without ``--cluster`` (nothing imports Dask then)."""
     if not getattr(args, "cluster", None):
         yield None
         return
@@ -233,11 +234,26 @@ def open_shards(
     spec = parse_cluster(args.cluster)
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    from hypertune.distributed.loading import sentence_files
+
     say = _progress_line if show_progress(args) else None
-    loader = functools.partial(load_shard, _worker_args(args), prune_density, metric)
+    sent = _worker_args(args)
+    loader = functools.partial(load_shard, sent, prune_density, metric)
     metric = build_metric(args, Vocabulary()) if metric is None else metric
-    with open_cluster(spec, say) as client, DaskShards(client, loader, metric, args.shards, say) as shards:
+    finish = functools.partial(prune_shard, sent, prune_density) if prune_density else None
+    files = None
+    if not getattr(args, "params", None):  # a directory of sentence files: each worker reads its own
+        files = sentence_files(sent.inputs, getattr(args, "format", None), getattr(sent, "refs", None),
+                               getattr(args, "refs_per_sentence", None), finish)  # fmt: skip
+    with open_cluster(spec, say) as client, DaskShards(client, loader, metric, args.shards, say, files) as shards:
         yield shards
+
+
+def prune_shard(args: argparse.Namespace, prune_density: float, tuning_set: TuningSet) -> TuningSet:
+    """On a worker: a shard loaded from its own files, pruned under ``--init`` (read against the shard's feature
+    names, which are the whole corpus's)."""
+    init, _ = load_weights(args.init, tuning_set, args)
+    return prune_tuning_set(tuning_set, init, prune_density)
 
 
 def local_shards(args: argparse.Namespace, tuning_set: TuningSet) -> LocalShards | None:
