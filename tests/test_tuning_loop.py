@@ -504,3 +504,43 @@ def test_a_killed_loop_leaves_no_decoder_running(corpus, tmp_path):
     while running() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert running() == 0
+
+
+def test_tune_on_a_cluster_stops_on_a_lost_worker_and_resumes(corpus, tmp_path, capsys):
+    """``tune --cluster``: every tuning runs on Dask. A real ``dask worker`` killed while the loop runs stops the
+    loop with the one-line error (the finished steps kept); ``--resume`` on another cluster (a LocalCluster)
+    ends with the weights of an uninterrupted single-process run (MERT's sharded result is the unsharded one)."""
+    pytest.importorskip("distributed")
+    from test_distributed import RealCluster
+
+    code, expected, err = run_tune(tune_args(corpus, tmp_path / "reference"), capsys)
+    assert code == 0, err
+    workdir = tmp_path / "wd"
+    cluster = RealCluster(1)
+    try:
+        argv = [*tune_args(corpus, workdir), "--shards", "2", "--cluster", cluster.address]
+        env = {**os.environ, "DECODER_PAUSE": "1.0"}
+        process = subprocess.Popen([sys.executable, "-m", "hypertune", *argv], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        while process.poll() is None and not (workdir / "iteration-002" / "tuner.json").exists():
+            time.sleep(0.02)
+        cluster.workers[0].kill()  # during iteration 3's decoding: its tuning finds the shards' worker gone
+        cluster.workers[0].wait(10)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        cluster.close()
+    assert process.returncode != 0
+    message = stderr.strip().splitlines()[-1]
+    assert "no workers" in message or "lost shard" in message, stderr
+    assert (workdir / "iteration-002" / "tuner.json").exists() and not (
+        workdir / "iteration-003" / "tuner.json"
+    ).exists()
+    code, result, err = run_tune([*tune_args(corpus, workdir, "--resume"), "--shards", "2", "--cluster", "local:2"],
+                                 capsys)  # fmt: skip
+    assert code == 0, err
+    assert result["resumed"] and result["weights"] == expected["weights"]
+    assert [h["bleu"] for h in result["history"]] == [h["bleu"] for h in expected["history"]]
+    argv = tune_args(corpus, tmp_path / "mira")
+    argv[argv.index("--tuner") + 1 :] = ["mira", "--cluster", "local:2"]
+    code, _, err = run_tune(argv, capsys)
+    assert code != 0 and "--shards" in err  # results of the other tuners depend on the shards: they must be given

@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from hypertune.cli import COMMANDS
@@ -120,6 +121,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--test-refs", nargs="+", metavar="REF", help="the test set's references")
     parser.add_argument("--out", "-o", metavar="W", help="write the final weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    parser.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="run every iteration's tuning on Dask (docs/distributed.md): local[:N] (started once for the loop) or "
+        "tcp://HOST:PORT; not part of the run (a --resume may use another cluster); tuners other than mert need "
+        "--shards N",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run, outputs=("out",))
 
@@ -145,6 +153,7 @@ class CommandStep:
 
         self.tuner, self.tuner_args = tuner, list(tuner_args)
         self.refs, self.refs_per_sentence = list(refs), refs_per_sentence
+        self.cluster: str | None = None  # a scheduler's address: every tuning runs there (tune --cluster)
         self.parser = _tuner_parser(tuner)
         self._warned: set[str] = set()
         probe = self._namespace(["INPUT"], "INIT", "OUT", 0)  # a wrong tuner option fails now, not in iteration 1
@@ -169,7 +178,8 @@ class CommandStep:
             raise SystemExit(2) from stop
 
     def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
-        args = self._namespace(inputs, init, out, seed)
+        cluster = ["--cluster", self.cluster] if self.cluster else []
+        args = self._namespace(inputs, init, out, seed, [*self.tuner_args, *cluster])
         captured = io.StringIO()
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
             warnings.simplefilter("always")
@@ -297,7 +307,8 @@ def _run_one(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     workdir = WorkDir(args.workdir)
-    result = TuningLoop(settings, workdir, step, report, tick).run(resume=args.resume)
+    with _cluster(args, step):
+        result = TuningLoop(settings, workdir, step, report, tick).run(resume=args.resume)
     payload = result.to_json()
     if args.test_decoder:
         payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
@@ -316,6 +327,31 @@ def _run_one(args: argparse.Namespace) -> int:
     lines.append(f"weights written to {args.out}" if args.out else format_weights(result.weights, args.out_format))
     emit(args, "\n".join(line.rstrip() for line in lines), payload)
     return 0
+
+
+@contextlib.contextmanager
+def _cluster(args: argparse.Namespace, step: CommandStep) -> Iterator[None]:
+    """``--cluster``: every tuning of the loop runs on it (``local[:N]`` is started once, here, and its address
+    given to the tunings). A lost worker stops the tuning, and the loop, with the one-line error naming the
+    shard; the finished steps are kept and ``tune --resume`` does the tuning again."""
+    if not args.cluster:
+        yield
+        return
+    from hypertune.errors import UsageError
+
+    if step.tuner != "mert" and getattr(step._namespace(["INPUT"], "INIT", "OUT", 0), "shards", None) is None:
+        raise UsageError(f"tune --cluster: give --shards N for --tuner {step.tuner} (its result depends on the "
+                         "number of shards, and a resumed run must cut the same shards on any cluster)")  # fmt: skip
+    from hypertune.distributed import open_cluster, parse_cluster
+
+    spec = parse_cluster(args.cluster)
+    if spec.kind != "local":
+        step.cluster = args.cluster
+        yield
+        return
+    with open_cluster(spec) as client:
+        step.cluster = client.scheduler.address
+        yield
 
 
 def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_path: str) -> float:
@@ -454,7 +490,8 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def _config_argv(argv: list[str]) -> list[str]:
     """The arguments that make a set of runs what it is (``--resume``, ``--quiet``, ``--json``, ``--parallel``,
-    ``--out`` and ``--workdir`` do not: the directory may move between a run and its ``--resume``)."""
+    ``--out``, ``--workdir`` and ``--cluster`` do not: the directory may move between a run and its ``--resume``,
+    and the cluster change)."""
     out, skip = [], False
     for word in argv:
         if skip:
@@ -462,7 +499,7 @@ def _config_argv(argv: list[str]) -> list[str]:
             continue
         if word in ("--resume", "--quiet", "-q", "--json"):
             continue
-        if word in ("--parallel", "--out", "-o", "--out-format", "--workdir"):
+        if word in ("--parallel", "--out", "-o", "--out-format", "--workdir", "--cluster"):
             skip = True
             continue
         out.append(word)
