@@ -24,10 +24,11 @@ FOBOS (Duchi & Singer 2009) or the cumulative penalty of Tsuruoka et al. 2009.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,11 +36,11 @@ import scipy.sparse as sp
 from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
 from hypertune.errors import UsageError
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, TuningSet, prune_tuning_set
+from hypertune.tuners.corpus import ModelBest, Shard, Shards, TuningSet, prune_tuning_set
 from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
 from hypertune.tuners.losses import LOSSES, Candidates, Loss, make_loss
 from hypertune.tuners.mert import normalize_l1
-from hypertune.tuners.mira import pa_step_size
+from hypertune.tuners.mira import _ordered_total, _selected, pa_step_size
 from hypertune.tuners.train import kbest_candidates
 from hypertune.weights import Weights
 
@@ -512,7 +513,8 @@ class OnlineTrainer:
     ``learning_rate``, ``l2``: ``None`` for the loss's defaults (docs/tuners.md). ``kbest``: derivations per
     lattice/forest for the losses that need lists. ``prune_density``: lattices and forests are searched pruned to
     this many edges per reference word (max-marginal rank under the initial weights), as batch MIRA's
-    (``None``: unpruned). ``normalize``: ``l1`` as MERT, or ``none``."""
+    (``None``: unpruned). ``normalize``: ``l1`` as MERT, or ``none``. ``select``: over shards, mix only the
+    ``select`` features of largest l2 norm across shards (0: all; see :meth:`fit_mixed`)."""
 
     def __init__(
         self,
@@ -540,8 +542,11 @@ class OnlineTrainer:
         smooth: str = "plus1",
         normalize: str = "l1",
         seed: int = 0,
+        select: int = 0,
         progress: Callable[[OnlineEpoch], None] | None = None,
     ) -> None:
+        if select < 0:
+            raise UsageError(f"--select must be >= 0, got {select}")
         if loss not in STRUCTURED_LOSSES and loss not in LOSSES:
             raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(STRUCTURED_LOSSES + LOSSES)}")
         if optimizer != "auto" and optimizer not in ONLINE_OPTIMIZERS:
@@ -589,7 +594,7 @@ class OnlineTrainer:
         )
         self.kbest, self.top_k, self.sample, self.acceptance, self.smooth = kbest, top_k, sample, acceptance, smooth
         self.prune_density = prune_density
-        self.normalize, self.seed, self.progress = normalize, seed, progress
+        self.normalize, self.seed, self.progress, self.select = normalize, seed, progress, select
 
     # ------------------------------------------------------------------ pieces
     def _loss(self) -> StructuredLoss:
@@ -618,7 +623,11 @@ class OnlineTrainer:
         return OnlineOptimizer(self.optimizer, rate, l2, self.l1, self.l1_method, self.C, self.r)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, tuning_set: TuningSet, init: Weights) -> OnlineResult:
+    def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> OnlineResult:
+        """Train from ``init``; a sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`) trains by
+        iterative parameter mixing (:meth:`fit_mixed`)."""
+        if not isinstance(tuning_set, TuningSet):
+            return self.fit_mixed(tuning_set, init)
         started = time.perf_counter()
         width = len(tuning_set.feature_space)
         w = init.vector(tuning_set.feature_space, width).astype(np.float64)
@@ -659,11 +668,29 @@ class OnlineTrainer:
                 self.progress(entry)
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_w = bleu, epoch, current
+        return self._result(init, tuning_set.feature_space, tuning_set.metric, metric, bleu_before, history,
+                            best_epoch, best_w, loss.name, started)  # fmt: skip
+
+    def _result(
+        self,
+        init: Weights,
+        space: Any,
+        metric_object: Any,
+        metric: Callable[[np.ndarray], float],
+        bleu_before: float,
+        history: list[Iteration],
+        best_epoch: int,
+        best_w: np.ndarray,
+        loss_name: str,
+        started: float,
+    ) -> OnlineResult:
+        """The best epoch's weights written over ``init`` (normalized as asked) and the run's summary."""
+        width = len(space)
         weights = Weights(init)
-        weights.update(Weights.from_vector(tuning_set.feature_space, best_w))
+        weights.update(Weights.from_vector(space, best_w))
         if self.normalize == "l1":
             weights = normalize_l1(weights)
-        final = weights.vector(tuning_set.feature_space, width)
+        final = weights.vector(space, width)
         return OnlineResult(
             weights=weights,
             bleu_before=bleu_before,
@@ -671,10 +698,116 @@ class OnlineTrainer:
             history=history,
             seconds=time.perf_counter() - started,
             seed=self.seed,
-            metric=metric_label(tuning_set.metric),
-            loss=loss.name,
+            metric=metric_label(metric_object),
+            loss=loss_name,
             optimizer=self.optimizer,
             best_epoch=best_epoch,
             nonzero=int(np.count_nonzero(best_w)),
             features=width,
         )
+
+    def fit_mixed(self, shards: Shards, init: Weights) -> OnlineResult:
+        """The online tuner by iterative parameter mixing (McDonald et al. 2010), as batch MIRA's
+        :meth:`~hypertune.tuners.mira.Mira.fit_mixed`: every epoch, each shard runs one epoch of the loss and
+        optimizer over its own sentences (its own seeded order ``[seed, shard]``, its optimizer's state --
+        AdaGrad's sums, AROW's confidences, the cumulative L1 penalty -- and its running average, kept on the
+        shard) from the mixed weights; the mixed weights become the mean of the shards' weights in shard
+        order. A shard carries the whole weight vector, so a feature it never sees gets no update there
+        ("missing feature = 0" for the updates). With ``select = k`` only the ``k`` features of largest l2 norm
+        across the shards' weights are mixed, the others set to 0 (Simianer et al. 2012). The epoch's
+        evaluated weights are the mixture, selected the same way, of the shards' averaged (or, without
+        averaging, last) weights; the best epoch's are returned. The same seed and number of shards give the
+        same weights, in one process (:class:`~hypertune.tuners.corpus.LocalShards`) or on a cluster; one
+        shard gives :meth:`fit`'s run on the whole set, bit for bit."""
+        started = time.perf_counter()
+        space = shards.feature_space
+        width = len(space)
+        w = init.vector(space, width).astype(np.float64)
+        key = f"online:{id(self)}:{time.perf_counter_ns()}"
+        sent = copy.copy(self)
+        sent.progress = None  # what travels: the options, not the caller's callback
+        names = shards.map(online_shard_prepare, key, sent, w)
+        metric_object = shards.metric
+
+        def metric(v: np.ndarray) -> float:
+            return float(metric_object.score(_ordered_total(shards.map(online_shard_stats, key, v))))
+
+        bleu_before = metric(w)
+        best_bleu, best_epoch, best_w = -np.inf, 0, w.copy()
+        history: list[Iteration] = []
+        for epoch in range(1, self.epochs + 1):
+            began = time.perf_counter()
+            parts = shards.map(online_shard_epoch, key, w, epoch)
+            weights = np.vstack([p[0] for p in parts])
+            keep = _selected(weights, self.select)
+            w = np.where(keep, _ordered_total(list(weights)) / len(parts), 0.0)
+            current = np.where(keep, _ordered_total([p[1] for p in parts]) / len(parts), 0.0)
+            bleu = metric(current)
+            updates = sum(p[2] for p in parts)
+            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates,
+                                _ordered_total([p[3] for p in parts]) / max(shards.sentences, 1))  # fmt: skip
+            history.append(entry)
+            if self.progress is not None:
+                self.progress(entry)
+            if bleu > best_bleu:
+                best_bleu, best_epoch, best_w = bleu, epoch, current
+        return self._result(init, space, metric_object, metric, bleu_before, history, best_epoch, best_w,
+                            names[0], started)  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the online tuners' shard functions
+class _OnlineShard:
+    """A shard's online run between epochs: its loss and search space, optimizer state, weights, running sum
+    of the weights after every step, and order generator (seeded ``[seed, shard]``; one shard: ``seed``, as
+    the whole-set run)."""
+
+    def __init__(self, shard: Shard, trainer: OnlineTrainer, w: np.ndarray) -> None:
+        seed = trainer.seed if shard.count == 1 else [trainer.seed, shard.index]
+        trainer = copy.copy(trainer)
+        trainer.seed = seed  # type: ignore[assignment] - a batch loss's own sampling draws from the shard's seed
+        self.trainer = trainer
+        start = w.copy()
+        self.loss = trainer._loss()
+        self.space = trainer.space(shard.tuning_set, start, self.loss)
+        self.loss.start(self.space, start)
+        self.optimizer = trainer._optimizer(self.loss, self.space.sentences)
+        self.optimizer.start(w.size)
+        self.model_best = ModelBest(shard.tuning_set)
+        self.rng = np.random.default_rng(seed)
+        self.w = w.copy()
+        self.total, self.count = w.copy(), 1.0
+        self.mean = trainer.optimizer in ("sgd", "adagrad")
+
+    def epoch(self, mixed: np.ndarray, epoch: int) -> tuple[np.ndarray, np.ndarray, int, float]:
+        trainer, space, loss, w = self.trainer, self.space, self.loss, self.w
+        w[:] = mixed
+        order = self.rng.permutation(space.sentences) if trainer.shuffle else np.arange(space.sentences)
+        loss.begin_epoch(space, w, epoch)
+        updates, losses = 0, 0.0
+        for first in range(0, order.size, trainer.minibatch):
+            steps = [loss.step(space, int(s), w) for s in order[first : first + trainer.minibatch]]
+            losses += sum(s.loss for s in steps if s.idx.size)
+            if self.optimizer.apply(w, combine(steps, w.size, self.mean)):
+                updates += 1
+            self.total += w
+            self.count += 1.0
+        current = self.total / self.count if trainer.average else w.copy()
+        return w.copy(), current, updates, losses
+
+
+def online_shard_prepare(shard: Shard, key: str, trainer: OnlineTrainer, w: np.ndarray) -> str:
+    """Set up the shard's online run from the start weights ``w``; returns the loss's name."""
+    state = shard.state[key] = _OnlineShard(shard, trainer, w)
+    return state.loss.name
+
+
+def online_shard_epoch(
+    shard: Shard, key: str, mixed: np.ndarray, epoch: int
+) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """One epoch of the shard from the mixed weights: its weights, its averaged weights, updates, summed loss."""
+    return shard.state[key].epoch(mixed, epoch)
+
+
+def online_shard_stats(shard: Shard, key: str, w: np.ndarray) -> np.ndarray:
+    """The shard's summed statistics of its model-best translations under ``w``."""
+    return shard.state[key].model_best.stats(w).sum(axis=0)
