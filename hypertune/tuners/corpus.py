@@ -249,6 +249,11 @@ class Shards(Protocol):
 
     def map(self, function: Callable[..., R], *args: Any) -> list[R]: ...
 
+    def map_each(self, function: Callable[..., R], each: Sequence[Any], *args: Any) -> list[R]:
+        """``function(shard, each[shard.index], *args)`` on every shard, results in shard order: ``each[k]``
+        travels to shard ``k``'s worker only (a shard's own part of something corpus-sized)."""
+        ...
+
 
 class LocalShards:
     """:class:`Shards` in this process: ``tuning_set`` cut by :func:`shard_ranges` into ``count`` shards, mapped
@@ -270,6 +275,9 @@ class LocalShards:
 
     def map(self, function: Callable[..., R], *args: Any) -> list[R]:
         return [function(shard, *args) for shard in self.shards]
+
+    def map_each(self, function: Callable[..., R], each: Sequence[Any], *args: Any) -> list[R]:
+        return [function(shard, each[shard.index], *args) for shard in self.shards]
 
 
 def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:

@@ -338,8 +338,8 @@ class RiskProblem:
         head, tail = result.coefficients[: self.shared], result.coefficients[self.shared :]
         bounds = np.concatenate(([0], np.cumsum(self.own)))
         coefficients = [np.concatenate((head, tail[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        gradients = self.shards.map(
-            risk_shard_gradient, self.key, w, gamma, coefficients, temperature / sentences if temperature else 0.0
+        gradients = self.shards.map_each(
+            risk_shard_gradient, coefficients, self.key, w, gamma, temperature / sentences if temperature else 0.0
         )
         gradient = _ordered_sum([g for g, _ in gradients])
         return result, entropy, gamma * gradient, float(_ordered_sum([d for _, d in gradients]))
@@ -512,14 +512,15 @@ def risk_shard_totals(shard: Shard, key: str, w: np.ndarray, gamma: float) -> tu
 
 
 def risk_shard_gradient(
-    shard: Shard, key: str, w: np.ndarray, gamma: float, coefficients: list[np.ndarray], temperature: float
+    shard: Shard, coefficients: np.ndarray, key: str, w: np.ndarray, gamma: float, temperature: float
 ) -> tuple[np.ndarray, float]:
     """A shard's part of the gradient: ``Σ_e c_e h_e`` and ``u · c`` for the covariance ``c`` of its edges with
-    the edge quantity ``quantities @ coefficients`` (+ ``temperature`` × score: T over the sentence count)."""
+    the edge quantity ``quantities @ coefficients`` (+ ``temperature`` × score: T over the sentence count).
+    ``coefficients``: the objective's, for the shared totals and this shard's own n-gram types only."""
     prepared: _RiskShard = shard.state[key]
     u, io = prepared.pass_at(w, gamma)
     space = prepared.space
-    quantity = space.quantities @ coefficients[shard.index]
+    quantity = space.quantities @ coefficients
     if temperature:
         quantity = quantity + temperature * io.scores
     c = score_gradient(space.packed, io, quantity)
