@@ -48,13 +48,13 @@ from hypertune.formats._scan import (
     scan_with_tables,
     string_at,
     text_bounds,
+    uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
 from hypertune.hypergraph import Hypergraph, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-_jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
@@ -158,7 +158,8 @@ class _Scanned(NamedTuple):
     name id -1 for a total score. ``sizes`` = hypotheses, words, feature values, flagged. ``error`` =
     code (0: none), start and end byte of the offending text, and a number the message needs.
     ``groups`` is scratch: per labelled group ``g`` of the current line, its label; and per group position
-    the label, size and first key id seen there last (most lines repeat the same groups).
+    the label, size and first key id seen there last (most lines repeat the same groups), and where the
+    current line's label was written (start, end). ``bounds`` is scratch for the fields of the current line.
     """
 
     sentence: np.ndarray
@@ -173,6 +174,7 @@ class _Scanned(NamedTuple):
     sizes: np.ndarray
     error: np.ndarray
     groups: np.ndarray
+    bounds: np.ndarray
 
 
 # error codes of the scan
@@ -420,14 +422,13 @@ def _total(buf, out, h, start, end):  # pragma: no cover - compiled
     return 0
 
 
-@_jit
+@uncounted_jit  # the inlined helpers bind ``out``: counting its arrays' references halved the speed
 def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
     """One pass over the lines: ``id ||| words ||| features ||| total [||| more]`` (Z-MERT: exactly
     ``i ||| candidate ||| values``); blank lines are skipped. Stops at the first error (``out.error``).
     ``out.sizes`` is brought up to date after every line."""
     n = buf.size
-    sizes = out.sizes
-    bounds = np.empty(4, np.int64)
+    sizes, bounds = out.sizes, out.bounds
     h, w, f = 0, 0, 0
     pos = 0
     while pos < n:
@@ -478,6 +479,7 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
             sizes=np.zeros(4, np.int64),
             error=np.zeros(4, np.int64),
             groups=np.full((_MAX_LABELS, 6), -1, np.int64),
+            bounds=np.empty(4, np.int64),
         )
         words, names, ids = (new_string_table(capacities[0]), new_string_table(capacities[1]),
                              new_key_table(capacities[2]))  # fmt: skip
