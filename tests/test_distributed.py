@@ -376,6 +376,28 @@ def test_sentence_oracles_on_the_cluster_equal_one_process(hgdir, cluster, metho
         same_oracles(OracleSearch(method="kbest").run(LocalShards(kbest_tuning_set(), 3), read_weights(INIT)), kbest)
 
 
+@pytest.mark.parametrize("variant", ["best-switch", "sentence-order"])
+def test_the_corpus_oracle_on_the_cluster_equals_one_process(hgdir, cluster, variant):
+    """The corpus oracle over shards: each sentence's candidates start and grow on its shard, their statistics
+    rows are switched on the client; the single-process oracle field for field, its passes included. k-best
+    lists (every hypothesis a candidate) too, on shards in this process."""
+    from hypertune.distributed import DaskShards
+    from hypertune.distributed.loading import sentence_files
+    from hypertune.tuners.oracle import OracleSearch
+
+    path, refs, init = hgdir
+    tuning_set = TuningSet.from_corpus(read_graphs(path), read_references(refs), BleuMetric(tokenize="none"))
+    search = OracleSearch(method="corpus", variant=variant, seed=3)
+    expected = search.run(tuning_set, init)
+    assert expected.details["passes"] >= 2  # a pass drew new candidates: the draw round is exercised
+    with DaskShards(
+        cluster.client, None, BleuMetric(tokenize="none"), 3, files=sentence_files([path], None, [refs])
+    ) as shards:
+        same_oracles(search.run(shards, init), expected)
+    kbest = search.run(kbest_tuning_set(), read_weights(INIT))
+    same_oracles(search.run(LocalShards(kbest_tuning_set(), 3), read_weights(INIT)), kbest)
+
+
 def test_the_commands_on_the_cluster_and_with_shards_in_one_process(hgdir, cluster, capsys, tmp_path):
     """The command line: ``mert --shards N`` without ``--cluster`` runs the sharded code path in this process (the
     same result as unsharded); ``train`` with an online loss mixes over ``--shards`` in one process and on the

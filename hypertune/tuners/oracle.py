@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numba
@@ -159,18 +160,19 @@ class OracleSearch:
         return OracleResult(oracles, total, bleu, method, time.perf_counter() - started, search.details)
 
     def run_shards(self, shards: Shards, weights: Weights | None = None) -> OracleResult:
-        """The sentence oracles searched shard by shard where the shards are (:func:`oracle_shard_sentences`):
-        only the options and weights travel out, and every sentence's oracle (words, features, statistics)
-        back; they are joined in shard order, so the result is the single-process one. ``linear`` without
-        ``linear_p``/``linear_r`` first sums the shards' model-best statistics to estimate them over the whole
-        corpus, as one process does. The corpus oracle switches sentences against the whole corpus's
-        statistics after every pass and is refused here (it runs in one process)."""
+        """The oracles searched shard by shard where the shards are: only the options, weights and statistics
+        rows travel out, and every sentence's oracle (words, features, statistics) back; they are joined in
+        shard order, so the result is the single-process one. ``linear`` without ``linear_p``/``linear_r``
+        first sums the shards' model-best statistics to estimate them over the whole corpus, as one process
+        does. The corpus oracle keeps each sentence's candidates on its shard and switches their statistics
+        rows here (:func:`switch_and_draw`), one round of drawing per pass."""
         started = time.perf_counter()
         weights = weights or Weights()
         if self.method == "corpus":
-            raise UsageError(
-                "--method corpus switches sentences against the whole corpus's statistics: it runs in one process "
-                "(without --cluster and --shards)"
+            oracles, details = self._corpus_on_shards(shards, weights)
+            total = np.sum([o.stats for o in oracles], axis=0)
+            return OracleResult(
+                oracles, total, corpus_score(shards, total), "corpus", time.perf_counter() - started, details
             )
         options = self
         if self.method == "linear" and self.linear_p is None:
@@ -198,6 +200,29 @@ class OracleSearch:
         bleu = corpus_score(shards, total)
         return OracleResult(oracles, total, bleu, self.method, time.perf_counter() - started, details)
 
+    def _corpus_on_shards(self, shards: Shards, weights: Weights) -> tuple[list[Oracle], dict[str, object]]:
+        """The corpus oracle over shards: candidates start and grow on the shards, statistics rows are switched
+        here; the same passes, in the same order, as in one process."""
+        if not isinstance(shards.metric, BleuMetric):
+            raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
+        parts = shards.map(oracle_shard_corpus_start, self, weights)
+        bounds = np.cumsum([0] + [len(part) for part in parts])
+        spans = list(zip(bounds[:-1], bounds[1:], strict=True))
+        stats = [rows for part in parts for rows in part]
+
+        def draw(chosen: np.ndarray, total: np.ndarray) -> list[np.ndarray | None]:
+            drawn = shards.map_each(oracle_shard_corpus_draw, [chosen[a:b] for a, b in spans], total)
+            return [row for part in drawn for row in part]
+
+        current, passes = switch_and_draw(self, getattr(shards.metric, "max_order", 4), stats, draw)
+        found = shards.map_each(oracle_shard_corpus_oracles, [current[a:b] for a, b in spans])
+        details: dict[str, object] = {}
+        for _, part in found:
+            for key, value in part.items():
+                details.setdefault(key, value)
+        details.update(passes=passes)
+        return [oracle for oracles, _ in found for oracle in oracles], details
+
 
 def oracle_shard_sentences(shard: Shard, options: OracleSearch, weights: Weights) -> tuple[list[Oracle], dict]:
     """The shard's sentence oracles (numbered in the whole tuning set) and its search's details."""
@@ -211,6 +236,28 @@ def oracle_shard_model_stats(shard: Shard, weights: Weights) -> np.ndarray:
     """The shard's summed statistics of its model-best translations under ``weights``."""
     space = shard.tuning_set.feature_space
     return ModelBest(shard.tuning_set).stats(weights.vector(space, len(space))).sum(axis=0)
+
+
+def oracle_shard_corpus_start(shard: Shard, options: OracleSearch, weights: Weights) -> list[np.ndarray]:
+    """The corpus oracle's start on a shard: its sentences' candidates, kept on the shard; their statistics."""
+    candidates = _CorpusCandidates(_Search(options, shard.tuning_set, weights))
+    shard.state["oracle:corpus"] = candidates
+    return candidates.stats
+
+
+def oracle_shard_corpus_draw(shard: Shard, chosen: np.ndarray, total: np.ndarray) -> list[np.ndarray | None]:
+    """One pass's new candidates of the shard's sentences (:meth:`_CorpusCandidates.draw`)."""
+    return shard.state["oracle:corpus"].draw(chosen, total)
+
+
+def oracle_shard_corpus_oracles(shard: Shard, current: np.ndarray) -> tuple[list[Oracle], dict]:
+    """The shard's chosen candidates as oracles (numbered in the whole tuning set); the candidates are freed."""
+    candidates: _CorpusCandidates = shard.state.pop("oracle:corpus")
+    search = candidates.search
+    chosen = candidates.chosen(current)
+    return [
+        replace(search.describe(s, edges), sentence=shard.start + s) for s, edges in enumerate(chosen)
+    ], search.details
 
 
 class _Search:
@@ -355,31 +402,12 @@ class _Search:
 
     # ------------------------------------------------------------------ the corpus oracle
     def corpus(self) -> list[np.ndarray]:
-        """The greedy corpus oracle (see the module docstring): per sentence a set of candidates (a k-best
-        list's every entry; a graph's start oracle plus one new candidate per pass), switched greedily."""
-        if not isinstance(self.metric, BleuMetric):
-            raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
-        tuning_set = self.tuning_set
-        candidates: list[list[np.ndarray]] = []
-        groups: dict[int, list[np.ndarray]] = {}  # a k-best list's hypotheses by distinct statistics
-        for s, hg in enumerate(tuning_set.graphs):
-            if hg.is_kbest:
-                groups[s] = self._distinct_rows(s)
-                candidates.append([np.asarray([members[0] + 1, 0]) for members in groups[s]])
-            else:
-                candidates.append([self.sentence_oracle(s, self.options.start_method)])
-        stats = [self._candidate_stats(s, c) for s, c in enumerate(candidates)]
-        current = np.zeros(len(candidates), dtype=np.int64)  # every sentence starts from its sentence oracle
-        passes = 0
-        for passes in range(1, self.options.passes + 1):  # noqa: B007 - reported below
-            current = self._switch(stats, current)
-            if not self._draw(candidates, stats, current):
-                break
+        """The greedy corpus oracle (see the module docstring) over this run's sentences: the candidates
+        (:class:`_CorpusCandidates`) switched and drawn by :func:`switch_and_draw`."""
+        candidates = _CorpusCandidates(self)
+        current, passes = switch_and_draw(self.options, self.order, candidates.stats, candidates.draw)
         self.details.update(passes=passes)
-        chosen = [candidates[s][int(current[s])] for s in range(len(candidates))]
-        for s, members in groups.items():  # equal statistics: the tie rule picks the hypothesis reported
-            chosen[s] = np.asarray([self._representative(s, members[int(current[s])]) + 1, 0])
-        return chosen
+        return candidates.chosen(current)
 
     def _distinct_rows(self, sentence: int) -> list[np.ndarray]:
         """A k-best list's hypotheses (0-based) grouped by equal statistics, the sentence oracle's group
@@ -406,35 +434,6 @@ class _Search:
             return self.decoder.kbest_stats(sentence)[[int(e[0]) for e in edges]]
         return self.decoder.stats_of(sentence, [self.decoder.words(sentence, e) for e in edges])
 
-    def _switch(self, stats: list[np.ndarray], current: np.ndarray) -> np.ndarray:
-        rows = np.vstack(stats)
-        owner = np.repeat(np.arange(len(stats)), [s.shape[0] for s in stats])
-        starts = np.concatenate(([0], np.cumsum([s.shape[0] for s in stats])))
-        order = np.arange(len(stats))
-        if self.options.variant == "sentence-order":
-            order = np.random.default_rng(self.options.seed).permutation(len(stats))
-        best_switch = self.options.variant == "best-switch"
-        chosen = greedy_corpus_oracle(rows, owner, starts, current + starts[:-1], order, self.order, best_switch)
-        return chosen - starts[:-1]
-
-    def _draw(self, candidates: list[list[np.ndarray]], stats: list[np.ndarray], current: np.ndarray) -> bool:
-        """One new candidate per graph sentence: the partial search with BLEU taken against the corpus's
-        current statistics without this sentence. True when some candidate is new."""
-        total = np.sum([stats[s][current[s]] for s in range(len(stats))], axis=0)
-        added = False
-        for s, hg in enumerate(self.tuning_set.graphs):
-            if hg.is_kbest:
-                continue
-            gain = Gain("background", self.order)
-            background = total - stats[s][current[s]]
-            scores = self.decoder.edge_scores(s, self.w)
-            edges = self.decoder.best_edges(s, scores, _against(gain, background), 0.0, 1.0)
-            if not any(np.array_equal(edges, c) for c in candidates[s]):
-                candidates[s].append(edges)
-                stats[s] = np.vstack([stats[s], self._candidate_stats(s, [edges])])
-                added = True
-        return added
-
     # ------------------------------------------------------------------ output
     def describe(self, sentence: int, edges: np.ndarray) -> Oracle:
         """The oracle with its features, model score and exact statistics (a list's own for k-best input)."""
@@ -454,6 +453,92 @@ class _Search:
             stats,
             float(self.metric.score(stats)),
         )
+
+
+class _CorpusCandidates:
+    """The corpus oracle's candidates of one run's sentences (the whole tuning set, or one shard's): per
+    sentence a k-best list's every distinct statistics row, or a graph's start oracle plus one new candidate
+    per pass, with their statistics ``stats[s]`` (one row per candidate)."""
+
+    def __init__(self, search: _Search) -> None:
+        if not isinstance(search.metric, BleuMetric):
+            raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
+        self.search = search
+        self.edges: list[list[np.ndarray]] = []
+        self.groups: dict[int, list[np.ndarray]] = {}  # a k-best list's hypotheses by distinct statistics
+        for s, hg in enumerate(search.tuning_set.graphs):
+            if hg.is_kbest:
+                self.groups[s] = search._distinct_rows(s)
+                self.edges.append([np.asarray([members[0] + 1, 0]) for members in self.groups[s]])
+            else:
+                self.edges.append([search.sentence_oracle(s, search.options.start_method)])
+        self.stats = [search._candidate_stats(s, c) for s, c in enumerate(self.edges)]
+
+    def draw(self, chosen: np.ndarray, total: np.ndarray) -> list[np.ndarray | None]:
+        """One new candidate per graph sentence, given the statistics of each sentence's chosen candidate
+        (``chosen``, one row per sentence) and their corpus total ``total``: the partial search with BLEU taken
+        against the corpus without this sentence. Per sentence the new candidate's statistics row, or None (a
+        k-best list, or nothing new)."""
+        search = self.search
+        drawn: list[np.ndarray | None] = []
+        for s, hg in enumerate(search.tuning_set.graphs):
+            if hg.is_kbest:
+                drawn.append(None)
+                continue
+            gain = Gain("background", search.order)
+            background = total - chosen[s]
+            scores = search.decoder.edge_scores(s, search.w)
+            edges = search.decoder.best_edges(s, scores, _against(gain, background), 0.0, 1.0)
+            if any(np.array_equal(edges, c) for c in self.edges[s]):
+                drawn.append(None)
+                continue
+            self.edges[s].append(edges)
+            drawn.append(search._candidate_stats(s, [edges])[0])
+        return drawn
+
+    def chosen(self, current: np.ndarray) -> list[np.ndarray]:
+        """The pre-order edges of each sentence's chosen candidate (equal statistics: the tie rule's pick)."""
+        chosen = [self.edges[s][int(current[s])] for s in range(len(self.edges))]
+        for s, members in self.groups.items():
+            chosen[s] = np.asarray([self.search._representative(s, members[int(current[s])]) + 1, 0])
+        return chosen
+
+
+def switch_and_draw(
+    options: OracleSearch,
+    order: int,
+    stats: list[np.ndarray],
+    draw: Callable[[np.ndarray, np.ndarray], list[np.ndarray | None]],
+) -> tuple[np.ndarray, int]:
+    """The corpus oracle's passes (survey Fig. 2; module docstring): switch sentences greedily among their
+    candidates' statistics ``stats`` (every sentence starts from its first candidate), then ``draw`` one new
+    candidate per sentence (given the chosen rows and their total), until nothing new is drawn or
+    ``options.passes``. ``stats`` grows with the drawn rows. Returns each sentence's chosen candidate and the
+    passes run. Only statistics rows are switched, so on shards only rows and totals travel."""
+    current = np.zeros(len(stats), dtype=np.int64)
+    passes = 0
+    for passes in range(1, options.passes + 1):  # noqa: B007 - returned
+        current = _switch(options, order, stats, current)
+        chosen = np.asarray([stats[s][current[s]] for s in range(len(stats))])
+        drawn = draw(chosen, np.sum(chosen, axis=0))
+        for s, row in enumerate(drawn):
+            if row is not None:
+                stats[s] = np.vstack([stats[s], row])
+        if all(row is None for row in drawn):
+            break
+    return current, passes
+
+
+def _switch(options: OracleSearch, order: int, stats: list[np.ndarray], current: np.ndarray) -> np.ndarray:
+    rows = np.vstack(stats)
+    owner = np.repeat(np.arange(len(stats)), [s.shape[0] for s in stats])
+    starts = np.concatenate(([0], np.cumsum([s.shape[0] for s in stats])))
+    visit = np.arange(len(stats))
+    if options.variant == "sentence-order":
+        visit = np.random.default_rng(options.seed).permutation(len(stats))
+    best_switch = options.variant == "best-switch"
+    chosen = greedy_corpus_oracle(rows, owner, starts, current + starts[:-1], visit, order, best_switch)
+    return chosen - starts[:-1]
 
 
 def corpus_score(tuning_set: TuningSet | Shards, total: np.ndarray) -> float:
