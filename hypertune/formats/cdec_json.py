@@ -49,7 +49,6 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.compiled import uncounted_jit
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import ArrayBuilder, build_located, check_word, format_number
 from hypertune.formats._scan import (
@@ -68,6 +67,7 @@ from hypertune.formats._scan import (
     read_bytes,
     scan_with_tables,
     space_width,
+    uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
@@ -637,7 +637,7 @@ def _next_word(buf, j, end):  # pragma: no cover - compiled
     return start, _word_end(buf, start, end)
 
 
-@_jit
+@uncounted_jit
 def _target(buf, s, e, words, dest, pos):  # pragma: no cover - compiled
     """The target side of the rule text ``buf[s:e]`` (its third ``|||`` field) as tokens written to
     ``dest[pos:]``: word ids, and ``-(k + 1)`` for a variable ``[k]``. Returns their count, or -1 when the
@@ -682,7 +682,7 @@ def _target(buf, s, e, words, dest, pos):  # pragma: no cover - compiled
     return count
 
 
-@_jit
+@uncounted_jit
 def _rules(buf, vs, n, out, words, rule_ids):  # pragma: no cover - compiled
     """A ``"rules"`` value: ``[id, rule, ...]``, each rule's target tokenized once."""
     sizes = out.sizes
@@ -727,7 +727,7 @@ def _rules(buf, vs, n, out, words, rule_ids):  # pragma: no cover - compiled
     return 0
 
 
-@_jit
+@uncounted_jit
 def _features(buf, vs, n, out, names):  # pragma: no cover - compiled
     """A ``"features"`` value: the names an integer in ``feats`` indexes."""
     sizes = out.sizes
@@ -796,7 +796,7 @@ def _feature_index(buf, j, fe, known):  # pragma: no cover - compiled
     return 0, fid, 0, 0
 
 
-@_jit
+@uncounted_jit
 def _feature_name(buf, j, fe, out, names):  # pragma: no cover - compiled
     """The id of the feature named by the string ``buf[j:fe]`` of a ``feats`` list (rare: cdec writes an
     index into ``"features"``): ``(code, id)``, code ``_FALLBACK``, ``TABLE_FULL`` or 0."""
@@ -848,7 +848,7 @@ def _copy_target(tokens, a, b, target, g0, arity):  # pragma: no cover - compile
     return 0, b - a, 0
 
 
-@_jit
+@uncounted_jit
 def _written_rule(buf, rule_s, rule_e, arity, out, words):  # pragma: no cover - compiled
     """The target of the rule string ``buf[rule_s:rule_e]`` of an edge (rare: cdec writes a rule id)
     written after the target tokens so far. Returns ``(code, length, k)``: code ``_FALLBACK``,
@@ -999,7 +999,7 @@ def _edge(buf, s, n, number, head, out, words, names, rule_ids):  # pragma: no c
     return 0, end
 
 
-@_jit
+@uncounted_jit
 def _edges(buf, vs, n, out, words, names, rule_ids):  # pragma: no cover - compiled
     """An ``"edges"`` value: the edges of the next node (the first bad one's error waits for the node)."""
     sizes = out.sizes
@@ -1026,7 +1026,7 @@ def _edges(buf, vs, n, out, words, names, rule_ids):  # pragma: no cover - compi
     return 0
 
 
-@_jit
+@uncounted_jit
 def _node(buf, vs, n, out, labels):  # pragma: no cover - compiled
     """A ``"node"`` value: its ``in_edges`` must list the edges given before it; then those edges' first
     error, if any; a node without edges gets an axiom edge."""
@@ -1080,7 +1080,8 @@ def _node(buf, vs, n, out, labels):  # pragma: no cover - compiled
     if not match:
         return _fail(out.error, _IN_EDGES, start, in_s, in_e, node, 0, pending, first)
     if out.deferred[0] != 0:
-        out.error[:] = out.deferred
+        for k in range(out.error.size):  # (a slice copy would allocate)
+            out.error[k] = out.deferred[k]
         return out.deferred[0]
     if pending == 0:  # an axiom edge
         edge = sizes[_EDGES]
@@ -1103,7 +1104,7 @@ def _node(buf, vs, n, out, labels):  # pragma: no cover - compiled
     return 0
 
 
-@_jit
+@uncounted_jit
 def _object(buf, start, n, out, words, names, labels, rule_ids):  # pragma: no cover - compiled
     """One graph's object at ``buf[start] == '{'``: each member's value checked as JSON, then read by its
     key in order. Returns ``(code, end)``."""
@@ -1165,7 +1166,7 @@ def _object(buf, start, n, out, words, names, labels, rule_ids):  # pragma: no c
     return 0, i
 
 
-@_jit
+@uncounted_jit
 def _scan(buf, n, out, words, names, labels, rule_ids):  # pragma: no cover - compiled
     """The objects of the file one after another (whitespace as ``str.split()`` sees it between them).
     Stops at the first error (``out.error``) or at text that is not an object (code ``_TOP``)."""

@@ -52,6 +52,7 @@ from hypertune.formats._scan import (
     scan_with_tables,
     string_at,
     token_bound,
+    uncounted_jit,
 )
 from hypertune.formats.registry import GraphFormat, register
 from hypertune.hypergraph import Hypergraph, kbest_lattices
@@ -425,7 +426,7 @@ def _end_line(buf, blocks, b, line, end, end_prefix) -> bool:  # pragma: no cove
     )
 
 
-@_jit
+@uncounted_jit
 def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover - compiled
     """The blocks from byte ``out.sizes[4]`` on (module docstring); blank lines between blocks are
     skipped. ``given`` = (1, sid, count, columns) hands in the numbers of the next header (read by Python),

@@ -68,6 +68,7 @@ from hypertune.formats._scan import (
     scan_with_tables,
     string_at,
     token_bound,
+    uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, corpus_files, register
@@ -145,7 +146,7 @@ def _fail(out: _Scanned, code: int, start: int, end: int, vertex: int, number: i
     return code
 
 
-@_jit
+@uncounted_jit
 def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     """Scan one edge line ``target ||| features ||| source-covered`` of ``vertex`` into ``out``;
     returns an error code (0: none; ``TABLE_FULL``: scan again with a larger table)."""
@@ -228,7 +229,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     return 0
 
 
-@_jit
+@uncounted_jit
 def _scan(buf, out, table):  # pragma: no cover - compiled
     """One pass over the file's lines (``#`` comments and blank lines skipped anywhere): the header, then
     each vertex's edge count and edge lines. Stops at the first error (see ``out.error``)."""
