@@ -280,6 +280,27 @@ class LocalShards:
         return [function(shard, each[shard.index], *args) for shard in self.shards]
 
 
+def ordered_sum(values: Sequence[Any]) -> Any:
+    """``values[0] + values[1] + ...`` left to right: how every sharded tuner adds its shards' parts, so that
+    the same shards give the same floating-point sum in one process and on a cluster (one shard's value is
+    returned as it is)."""
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+def mixed_columns(weights: np.ndarray, k: int) -> np.ndarray:
+    """Which features iterative parameter mixing averages: all (``k = 0``), or the ``k`` with the largest l2
+    norm over the shards' weight rows (Simianer et al. 2012's l1/l2 selection; ties: the lower column)."""
+    keep = np.ones(weights.shape[1], dtype=bool)
+    if k and k < weights.shape[1]:
+        norms = np.sqrt((weights * weights).sum(axis=0))
+        keep[:] = False
+        keep[np.argsort(-norms, kind="stable")[:k]] = True
+    return keep
+
+
 def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:
     """The references of sentences ``ids``: line ``i`` of the reference files belongs to sentence id ``i``
     (as Moses's extractor has it). An id past the end is an error naming it and the reference files;

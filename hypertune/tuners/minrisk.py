@@ -39,7 +39,7 @@ from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists
+from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists, ordered_sum
 from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
@@ -330,19 +330,19 @@ class RiskProblem:
         this side, then one covariance pass per shard with the combined edge quantity. Shards' parts are added
         in shard order (one shard: its own values, exactly)."""
         parts = self.shards.map(risk_shard_totals, self.key, w, gamma)
-        shared = _ordered_sum([totals[: self.shared] for totals, _, _ in parts])
+        shared = ordered_sum([totals[: self.shared] for totals, _, _ in parts])
         totals = np.concatenate([shared, *(totals[self.shared :] for totals, _, _ in parts)])
         result = self.objective.evaluate(totals)
         sentences = self.sentences
-        entropy = float(_ordered_sum([lp for _, lp, _ in parts]) - _ordered_sum([ps for _, _, ps in parts])) / sentences
+        entropy = float(ordered_sum([lp for _, lp, _ in parts]) - ordered_sum([ps for _, _, ps in parts])) / sentences
         head, tail = result.coefficients[: self.shared], result.coefficients[self.shared :]
         bounds = np.concatenate(([0], np.cumsum(self.own)))
         coefficients = [np.concatenate((head, tail[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         gradients = self.shards.map_each(
             risk_shard_gradient, coefficients, self.key, w, gamma, temperature / sentences if temperature else 0.0
         )
-        gradient = _ordered_sum([g for g, _ in gradients])
-        return result, entropy, gamma * gradient, float(_ordered_sum([d for _, d in gradients]))
+        gradient = ordered_sum([g for g, _ in gradients])
+        return result, entropy, gamma * gradient, float(ordered_sum([d for _, d in gradients]))
 
     # ------------------------------------------------------------------ training
     def fit(self) -> MinRiskResult:
@@ -453,12 +453,6 @@ class RiskProblem:
 
 
 # ---------------------------------------------------------------------- the objective's shard functions
-def _ordered_sum(values: list) -> object:
-    """``values[0] + values[1] + ...`` left to right: one shard's value is returned as it is."""
-    total = values[0]
-    for value in values[1:]:
-        total = total + value
-    return total
 
 
 @dataclass(frozen=True)

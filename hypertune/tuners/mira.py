@@ -35,7 +35,15 @@ from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows, prune_tuning_set
+from hypertune.tuners.corpus import (
+    Shard,
+    Shards,
+    TuningSet,
+    mixed_columns,
+    model_best_rows,
+    ordered_sum,
+    prune_tuning_set,
+)
 from hypertune.tuners.hope_fear import (
     Gain,
     GainKind,
@@ -642,7 +650,7 @@ class Mira:
         metric = shards.metric
 
         def bleu_of(vector: np.ndarray) -> float:
-            return float(metric.score(_ordered_total(shards.map(mira_shard_stats, key, vector))))
+            return float(metric.score(ordered_sum(shards.map(mira_shard_stats, key, vector))))
 
         timing = {"setup": time.perf_counter() - started}
         bleu_before = bleu_of(w)
@@ -653,12 +661,12 @@ class Mira:
             parts = shards.map(mira_shard_epoch, key, w, epoch)
             weights = np.vstack([p[0] for p in parts])
             averaged = np.vstack([p[1] for p in parts])
-            keep = _selected(weights, options.select)
-            w = np.where(keep, _ordered_total(list(weights)) / len(parts), 0.0)
-            avg = np.where(keep, _ordered_total(list(averaged)) / len(parts), 0.0)
+            keep = mixed_columns(weights, options.select)
+            w = np.where(keep, ordered_sum(list(weights)) / len(parts), 0.0)
+            avg = np.where(keep, ordered_sum(list(averaged)) / len(parts), 0.0)
             bleu = bleu_of(avg)
             updates = sum(p[2] for p in parts)
-            loss = _ordered_total([p[3] for p in parts])
+            loss = ordered_sum([p[3] for p in parts])
             summary = EpochSummary(
                 epoch, bleu, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
             )
@@ -689,23 +697,6 @@ def _written_weights(initial: Weights, space: FeatureSpace, vector: np.ndarray) 
     for j in np.flatnonzero((vector != 0) | np.isin(np.arange(vector.size), [space.get(n, -1) for n in initial])):
         weights[names[j]] = float(vector[j])
     return weights
-
-
-def _ordered_total(values: list) -> Any:
-    total = values[0]
-    for value in values[1:]:
-        total = total + value
-    return total
-
-
-def _selected(weights: np.ndarray, k: int) -> np.ndarray:
-    """The columns mixed: all, or the ``k`` with the largest l2 norm over the shards' rows (ties: lower column)."""
-    keep = np.ones(weights.shape[1], dtype=bool)
-    if k and k < weights.shape[1]:
-        norms = np.sqrt((weights * weights).sum(axis=0))
-        keep[:] = False
-        keep[np.argsort(-norms, kind="stable")[:k]] = True
-    return keep
 
 
 # ---------------------------------------------------------------------- MIRA's shard functions

@@ -36,11 +36,20 @@ import scipy.sparse as sp
 from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
 from hypertune.errors import UsageError
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import ModelBest, Shard, Shards, TuningSet, prune_tuning_set
+from hypertune.tuners.corpus import (
+    LocalShards,
+    ModelBest,
+    Shard,
+    Shards,
+    TuningSet,
+    mixed_columns,
+    ordered_sum,
+    prune_tuning_set,
+)
 from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
 from hypertune.tuners.losses import LOSSES, Candidates, Loss, make_loss
 from hypertune.tuners.mert import normalize_l1
-from hypertune.tuners.mira import _ordered_total, _selected, pa_step_size
+from hypertune.tuners.mira import pa_step_size
 from hypertune.tuners.train import kbest_candidates
 from hypertune.weights import Weights
 
@@ -624,52 +633,11 @@ class OnlineTrainer:
 
     # ------------------------------------------------------------------ fit
     def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> OnlineResult:
-        """Train from ``init``; a sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`) trains by
-        iterative parameter mixing (:meth:`fit_mixed`)."""
-        if not isinstance(tuning_set, TuningSet):
-            return self.fit_mixed(tuning_set, init)
-        started = time.perf_counter()
-        width = len(tuning_set.feature_space)
-        w = init.vector(tuning_set.feature_space, width).astype(np.float64)
-        start = w.copy()
-        loss = self._loss()
-        space = self.space(tuning_set, start, loss)
-        loss.start(space, start)
-        optimizer = self._optimizer(loss, space.sentences)
-        optimizer.start(width)
-        model_best = ModelBest(tuning_set)
-
-        def metric(v: np.ndarray) -> float:
-            return float(tuning_set.score(model_best.stats(v).sum(axis=0)))
-
-        rng = np.random.default_rng(self.seed)
-        total, count = w.copy(), 1.0  # the running sum of the weights after every update, w_0 included
-        bleu_before = metric(start)
-        best_bleu, best_epoch, best_w = -np.inf, 0, start.copy()
-        history: list[Iteration] = []
-        mean = self.optimizer in ("sgd", "adagrad")
-        for epoch in range(1, self.epochs + 1):
-            began = time.perf_counter()
-            order = rng.permutation(space.sentences) if self.shuffle else np.arange(space.sentences)
-            loss.begin_epoch(space, w, epoch)
-            updates, losses = 0, 0.0
-            for first in range(0, order.size, self.minibatch):
-                steps = [loss.step(space, int(s), w) for s in order[first : first + self.minibatch]]
-                losses += sum(s.loss for s in steps if s.idx.size)
-                if optimizer.apply(w, combine(steps, width, mean)):
-                    updates += 1
-                total += w
-                count += 1.0
-            current = total / count if self.average else w.copy()
-            bleu = metric(current)
-            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates, losses / max(space.sentences, 1))
-            history.append(entry)
-            if self.progress is not None:
-                self.progress(entry)
-            if bleu > best_bleu:
-                best_bleu, best_epoch, best_w = bleu, epoch, current
-        return self._result(init, tuning_set.feature_space, tuning_set.metric, metric, bleu_before, history,
-                            best_epoch, best_w, loss.name, started)  # fmt: skip
+        """Train from ``init``: sentence by sentence in a seeded order, ``epochs`` times. The run is written
+        once, as :meth:`fit_mixed` over shards; a tuning set is one shard, whose mixture is its own weights."""
+        if isinstance(tuning_set, TuningSet):
+            tuning_set = LocalShards(tuning_set, 1)  # one shard: mixing is the plain online run
+        return self.fit_mixed(tuning_set, init)
 
     def _result(
         self,
@@ -730,7 +698,7 @@ class OnlineTrainer:
         metric_object = shards.metric
 
         def metric(v: np.ndarray) -> float:
-            return float(metric_object.score(_ordered_total(shards.map(online_shard_stats, key, v))))
+            return float(metric_object.score(ordered_sum(shards.map(online_shard_stats, key, v))))
 
         bleu_before = metric(w)
         best_bleu, best_epoch, best_w = -np.inf, 0, w.copy()
@@ -739,13 +707,13 @@ class OnlineTrainer:
             began = time.perf_counter()
             parts = shards.map(online_shard_epoch, key, w, epoch)
             weights = np.vstack([p[0] for p in parts])
-            keep = _selected(weights, self.select)
-            w = np.where(keep, _ordered_total(list(weights)) / len(parts), 0.0)
-            current = np.where(keep, _ordered_total([p[1] for p in parts]) / len(parts), 0.0)
+            keep = mixed_columns(weights, self.select)
+            w = np.where(keep, ordered_sum(list(weights)) / len(parts), 0.0)
+            current = np.where(keep, ordered_sum([p[1] for p in parts]) / len(parts), 0.0)
             bleu = metric(current)
             updates = sum(p[2] for p in parts)
             entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates,
-                                _ordered_total([p[3] for p in parts]) / max(shards.sentences, 1))  # fmt: skip
+                                ordered_sum([p[3] for p in parts]) / max(shards.sentences, 1))  # fmt: skip
             history.append(entry)
             if self.progress is not None:
                 self.progress(entry)
