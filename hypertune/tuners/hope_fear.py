@@ -613,13 +613,24 @@ class HopeFearDecoder:
         return _sparse_sum(derivation_edges, features.indptr, features.indices, features.data, dense, touched)
 
     def hypothesis(
-        self, sentence: int, derivation_edges: np.ndarray, weights: np.ndarray, gain: Gain, stats: np.ndarray
+        self,
+        sentence: int,
+        derivation_edges: np.ndarray,
+        weights: np.ndarray,
+        gain: Gain,
+        stats: np.ndarray,
+        words: np.ndarray | None = None,
     ) -> Hypothesis:
+        """The derivation as a :class:`Hypothesis`; ``words``: its yield when the caller has it already (from
+        scoring it), so that it is not built a second time."""
         hg = self.tuning_set.graphs[sentence]
         idx, val = self.derivation_features(sentence, derivation_edges)
         score = float(val @ _fit(weights, hg.features.shape[1])[idx]) if idx.size else 0.0
         derivation = hg.derivation_from_edges(derivation_edges)
-        words = None if self.tuning_set.precomputed else self.words(sentence, derivation_edges)
+        if self.tuning_set.precomputed:
+            words = None
+        elif words is None:
+            words = self.words(sentence, derivation_edges)
         return Hypothesis(derivation, words, idx, val, score, stats, float(gain.score(stats)))
 
     def words(self, sentence: int, derivation_edges: np.ndarray) -> np.ndarray:
@@ -755,15 +766,16 @@ class HopeFearDecoder:
         if with_model:
             yields.append(self.words(sentence, model_edges))
         stats = self.stats_of(sentence, yields)
-        hope = self.hypothesis(sentence, hope_edges, weights, gain, stats[0])
+        hope = self.hypothesis(sentence, hope_edges, weights, gain, stats[0], yields[0])
         if safe_hope:
             ratio = safe_hope_scale(hope.model_score, hope.gain)
             if ratio < 1.0:
                 hope_edges = self.best_edges(sentence, scores, gain, ratio, 1.0)
-                hope_stats = self.stats_of(sentence, [self.words(sentence, hope_edges)])[0]
-                hope = self.hypothesis(sentence, hope_edges, weights, gain, hope_stats)
-        fear = self.hypothesis(sentence, fear_edges, weights, gain, stats[1])
-        model = self.hypothesis(sentence, model_edges, weights, gain, stats[2]) if with_model else hope
+                hope_words = self.words(sentence, hope_edges)
+                hope_stats = self.stats_of(sentence, [hope_words])[0]
+                hope = self.hypothesis(sentence, hope_edges, weights, gain, hope_stats, hope_words)
+        fear = self.hypothesis(sentence, fear_edges, weights, gain, stats[1], yields[1])
+        model = self.hypothesis(sentence, model_edges, weights, gain, stats[2], yields[2]) if with_model else hope
         return HopeFear(sentence, hope, fear, model)
 
     def model_best_stats(self, sentence: int, weights: np.ndarray) -> np.ndarray:
