@@ -51,7 +51,7 @@ from hypertune.formats._scan import (
     same_bytes,
     scan_with_tables,
     string_at,
-    token_bound,
+    text_bounds,
     uncounted_jit,
 )
 from hypertune.formats.registry import GraphFormat, register
@@ -559,8 +559,7 @@ class _File:
         self.path, self.kind = path, kind
         self.data = data = read_bytes(path, _WHAT[kind])
         buf = np.frombuffer(data, dtype=np.uint8)
-        lines = data.count(b"\n") + 1
-        tokens = token_bound(buf)
+        lines, tokens = text_bounds(buf)
         unusual = not data.isascii() and re.search(rb"_TXT_BEGIN_[0-9]*[\x80-\xff]", data)
         digits = _unicode_digits() if unusual else _NO_DIGITS
 

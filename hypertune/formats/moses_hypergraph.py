@@ -67,7 +67,7 @@ from hypertune.formats._scan import (
     read_bytes,
     scan_with_tables,
     string_at,
-    token_bound,
+    text_bounds,
     uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
@@ -289,8 +289,7 @@ def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocab
     or an :class:`InputError` at the first bad line. Nothing is added to ``feature_space`` or
     ``vocabulary`` unless the whole file is good."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    lines = data.count(b"\n") + 1
-    tokens = token_bound(buf)
+    lines, tokens = text_bounds(buf)
 
     def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, int]:
         out = _Scanned(
