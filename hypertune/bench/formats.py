@@ -24,8 +24,9 @@ Reader = Callable[[str, FeatureSpace, Vocabulary], list[Hypergraph]]
 def benchmark_formats(
     shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str] | None = None, repeat: int = 5
 ) -> list[Figure]:
-    """Reader throughput on the shared data (and, with ``workdir``, on the ``make_bench.py`` n-best corpus),
-    plus the cache figure. ``shared_dir`` is the ``shared`` folder; missing data leaves figures out."""
+    """Reader throughput on the shared data (and, with ``workdir``, on the ``make_bench.py`` n-best and
+    hypergraph corpora), plus the cache figure. ``shared_dir`` is the ``shared`` folder; missing data
+    leaves figures out."""
     data = Path(shared_dir) / "data"
     figures = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -39,27 +40,66 @@ def benchmark_formats(
                 data / "cdec" / "forests" / "decoder_test_data_urdu.json.gz",
             ),
         }
-        corpus = None
-        if workdir is not None and (Path(shared_dir) / "tools" / "make_bench.py").is_file():
-            corpus = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
-            texts["Moses n-best list, make_bench nbest 1,000 x 100"] = (nbest.read_moses, corpus / "nbest.gz")
         for name, (reader, source) in texts.items():
             if source.is_file():
-                plain = Path(scratch) / source.name.removesuffix(".gz")
-                plain.write_bytes(gzip.decompress(source.read_bytes()))
-                figures.append(_throughput(name, reader, [plain], repeat))
-        if corpus is not None:
-            features, scores = _extractor_files(corpus / "nbest.gz", Path(scratch))
-            figures.append(
-                _throughput(
-                    "Moses FEATSTAT + SCORESTAT of that n-best list",
-                    lambda path, space, vocabulary: read_featstat(path, space, vocabulary, str(scores)),
-                    [features, scores],
-                    repeat,
-                )
-            )
+                figures.append(_throughput(name, reader, [_plain(source, Path(scratch))], repeat))
+        if workdir is not None and (Path(shared_dir) / "tools" / "make_bench.py").is_file():
+            figures.extend(_corpus_figures(shared_dir, workdir, Path(scratch), repeat))
     figures.extend(_cache_figure(data, repeat))
     return figures
+
+
+def _plain(source: Path, folder: Path) -> Path:
+    """The uncompressed text of ``source`` in ``folder``."""
+    plain = folder / source.name.removesuffix(".gz")
+    plain.write_bytes(gzip.decompress(source.read_bytes()))
+    return plain
+
+
+def _corpus_figures(
+    shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str], scratch: Path, repeat: int
+) -> list[Figure]:
+    """The n-best list of ``make_bench.py nbest`` 1,000 x 100 as Moses n-best text, Z-MERT candidates and
+    FEATSTAT + SCORESTAT, and the first graphs of ``make_bench.py hg`` 200."""
+    corpus = make_bench_corpus(shared_dir, workdir, "nbest", 1000)
+    text = _plain(corpus / "nbest.gz", scratch)
+    zmert = _zmert_file(text, scratch)
+    features, scores = _extractor_files(corpus / "nbest.gz", scratch)
+    graphs = make_bench_corpus(shared_dir, workdir, "hg", 200)
+    hypergraphs = [_plain(graphs / "hg" / f"{i}.gz", scratch) for i in range(_HYPERGRAPHS)]
+    return [
+        _throughput("Moses n-best list, make_bench nbest 1,000 x 100", nbest.read_moses, [text], repeat),
+        _throughput("Z-MERT candidates of that n-best list", nbest.read_zmert, [zmert], repeat),
+        _throughput(
+            "Moses FEATSTAT + SCORESTAT of that n-best list",
+            lambda path, space, vocabulary: read_featstat(path, space, vocabulary, str(scores)),
+            [features, scores],
+            repeat,
+        ),
+        _throughput(
+            f"Moses hypergraphs, make_bench hg 200 (graphs 0-{_HYPERGRAPHS - 1})",
+            lambda path, space, vocabulary: [
+                g for hg in hypergraphs for g in moses_hypergraph.read(str(hg), space, vocabulary)
+            ],
+            hypergraphs,
+            repeat,
+        ),
+    ]
+
+
+_HYPERGRAPHS = 4  # of the 200 (5-6 MB of text each)
+
+
+def _zmert_file(nbest_text: Path, folder: Path) -> Path:
+    """Z-MERT candidates ``sid ||| words ||| v1 v2 ...`` of a Moses n-best list: its feature values without
+    their labels (the lists of ``make_bench.py`` have labelled dense groups only)."""
+    lines = []
+    for line in nbest_text.read_text(encoding="utf-8").splitlines():
+        sid, words, features = line.split("|||")[:3]
+        values = " ".join(token for token in features.split() if not token.endswith("="))
+        lines.append(f"{sid.strip()} ||| {words.strip()} ||| {values}\n")
+    (folder / "zmert.txt").write_text("".join(lines), encoding="utf-8")
+    return folder / "zmert.txt"
 
 
 def _extractor_files(nbest_path: Path, folder: Path) -> tuple[Path, Path]:
@@ -83,7 +123,7 @@ def _extractor_files(nbest_path: Path, folder: Path) -> tuple[Path, Path]:
 
 
 def _throughput(name: str, reader: Reader, paths: list[Path], repeat: int) -> Figure:
-    """The median time of ``reader`` on ``paths[0]`` (the others are read with it), in MB/s of all of them."""
+    """The median time of ``reader`` on ``paths[0]`` (it reads the others with it), in MB/s of them all."""
     size = sum(path.stat().st_size for path in paths)
     seconds = median_time(lambda: reader(str(paths[0]), FeatureSpace(), Vocabulary()), repeat)
     rate = size / seconds / 1e6
