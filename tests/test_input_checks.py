@@ -523,3 +523,12 @@ def test_graph_inputs_from_pipes_are_refused_not_shortened(capsys):
     finally:
         os.close(read)
     assert code == 1 and out == "" and "not a pipe" in err and err.count("\n") == 1
+
+
+def test_linear_bleu_by_name_says_where_its_p_and_r_come_from(capsys):
+    """Tromble's linear BLEU cannot be built from its name alone: one line that says which commands estimate
+    p and r, not Python's 'missing 2 required positional arguments'."""
+    code, _, err = run(capsys, "mert", FIXTURES / "mert" / "nbest.txt", "--refs", FIXTURES / "mert" / "ref.",
+                       "--init", FIXTURES / "mert" / "init.weights", "--metric", "linear-bleu")  # fmt: skip
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "needs Tromble's p and r" in err and "minrisk --objective linear-bleu" in err

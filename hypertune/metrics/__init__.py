@@ -64,7 +64,15 @@ __all__ = [
 ]
 
 
-def _linear_bleu(p: float, r: float, scale: float = 1.0, **bleu_options: Any) -> LinearBleu:
+def _linear_bleu(p: float | None = None, r: float | None = None, scale: float = 1.0, **bleu_options: Any) -> LinearBleu:
+    """Tromble et al.'s linear BLEU needs its n-gram precision ``p`` and ratio ``r``; a name alone cannot give
+    them, so asking for it by name without them says where it is offered with them estimated."""
+    if p is None or r is None:
+        raise UsageError(
+            "metric 'linear-bleu' needs Tromble's p and r, which a metric name cannot carry: tune BLEU itself "
+            "(--metric bleu), or use 'minrisk --objective linear-bleu' or 'oracle --method linear', which "
+            "estimate them (or take --linear-p/--linear-r)"
+        )
     return LinearBleu(p, r, scale, BleuMetric(**bleu_options))
 
 
