@@ -72,9 +72,9 @@ def benchmark_mert(
             Figure(
                 "k-best MERT, make_bench nbest 1,000 x 100, 20 restarts",
                 seconds,
-                15.0,
+                11.5,
                 detail,
-                "half of Moses extractor + mert (21 s) on this machine kind",
+                "0.4 x Moses extractor + mert (28.8-31.2 s on this machine, docs/performance.md)",
             )
         )
         corpus = make_bench_corpus(shared_dir, work, "hg", hypergraphs)
