@@ -159,7 +159,8 @@ class _Scanned(NamedTuple):
     code (0: none), start and end byte of the offending text, and a number the message needs.
     ``groups`` is scratch: per labelled group ``g`` of the current line, its label; and per group position
     the label, size and first key id seen there last (most lines repeat the same groups), and where the
-    current line's label was written (start, end). ``bounds`` is scratch for the fields of the current line.
+    current line's label was written (start, end); for Z-MERT, column 3 holds the key id of value position
+    ``g``. ``bounds`` is scratch for the fields of the current line.
     """
 
     sentence: np.ndarray
