@@ -30,12 +30,15 @@ def _jit_without_reference_counts():  # noqa: ANN202 - a numba decorator
     counting (numba's ``_nrt`` option, not public API). Otherwise every call counts each array of its
     arguments (and of the tuples its inlined helpers bind) up and down again, which can cost as much as the
     work (the cdec JSON reader's edges, the n-gram intersection's edge copies). numba refuses to compile an
-    allocation in such a kernel. A numba that does not know the option gets an ordinary kernel."""
+    allocation in such a kernel. numba keeps the option on ``CPUTargetOptions`` (0.68; ``TargetOptions`` in
+    older versions); a numba that knows neither gets an ordinary kernel."""
     try:
+        from numba.core.cpu import CPUTargetOptions
         from numba.core.options import TargetOptions
     except ImportError:  # pragma: no cover - numba's layout changed
         return _jit
-    return numba.njit(cache=True, nogil=True, _nrt=False) if hasattr(TargetOptions, "_nrt") else _jit
+    known = hasattr(CPUTargetOptions, "_nrt") or hasattr(TargetOptions, "_nrt")
+    return numba.njit(cache=True, nogil=True, _nrt=False) if known else _jit
 
 
 uncounted_jit = _jit_without_reference_counts()

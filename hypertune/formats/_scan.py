@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from hypertune.compiled import EMPTY_KEY, find_key, insert_key
+from hypertune.compiled import EMPTY_KEY, find_key, insert_key, uncounted_jit
 from hypertune.errors import InputError
 from hypertune.formats.io import read_bytes
 
@@ -63,20 +63,6 @@ __all__ = [
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
-
-def _uncounted_jit():  # noqa: ANN202 - a numba decorator
-    """:data:`hypertune.compiled.uncounted_jit` (numba's ``_nrt=False``: no reference counting) for the
-    readers' scan kernels, whose inlined helpers bind the reader's tuple of arrays on every token: counting
-    each array up and down again (atomically) took half of the n-best scan. numba 0.68 has the option on
-    ``CPUTargetOptions``, where ``compiled.py`` does not look for it; a numba without it gets a plain kernel."""
-    try:
-        from numba.core.cpu import CPUTargetOptions
-    except ImportError:  # pragma: no cover - numba's layout changed
-        return _jit
-    return numba.njit(cache=True, nogil=True, _nrt=False) if hasattr(CPUTargetOptions, "_nrt") else _jit
-
-
-uncounted_jit = _uncounted_jit()
 
 _EXACT_POWERS = np.array([10.0**k for k in range(23)])  # 1e0 .. 1e22: every one an exact double
 _LARGEST_BEFORE_DIGIT = ((1 << 53) - 10) // 10  # then significand * 10 + 9 < 2**53
