@@ -113,7 +113,8 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:
     except OSError as error:
         raise InputError(f"cannot read the {what} ({error.strerror or error})", name) from None
     try:
-        data.decode("utf-8")
+        if not data.isascii():  # ASCII is UTF-8: checked without decoding (a tenth of the time)
+            data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start}); expected a {what}", name) from None
     if b"\r" in data:
