@@ -76,14 +76,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent, write_or_print
-    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards
+    from hypertune.cli.tuning import tuning_input
     from hypertune.errors import UsageError
     from hypertune.formats.io import write_atomically
     from hypertune.formats.nbest import write_moses
     from hypertune.hypergraph import from_kbest
     from hypertune.symbols import Vocabulary
     from hypertune.tuners.oracle import OracleSearch
-    from hypertune.weights import Weights
 
     if args.nbest and not args.out:
         raise UsageError("--nbest says how --out is written: give --out FILE")
@@ -100,14 +99,7 @@ def run(args: argparse.Namespace) -> int:
         max_expansions=args.max_expansions,
         seed=args.seed,
     )
-    with open_shards(args) as shards:  # --cluster: every shard's oracles searched on its worker
-        if shards is None:
-            tuning_set = load_tuning_set(args)
-            weights = load_weights(args.weights, tuning_set, args)[0] if args.weights else Weights()
-            data = local_shards(args, tuning_set) or tuning_set
-        else:
-            tuning_set = data = shards
-            weights = load_weights(args.weights, shards, args)[0] if args.weights else Weights()
+    with tuning_input(args, args.weights) as (tuning_set, data, weights):  # --cluster: searched on the workers
         result = search.run(data, weights)
     texts = "".join(f"{o.text}\n" for o in result.oracles)
     if args.out and args.nbest:

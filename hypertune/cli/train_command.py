@@ -155,8 +155,9 @@ def _run_online(args: argparse.Namespace) -> int:
     """A structured loss, or a batch loss with an online optimizer, sentence by sentence; with ``--cluster`` or
     ``--shards`` by iterative parameter mixing over the shards (docs/distributed.md)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.cli.tuning import report_tuning, tuning_input
     from hypertune.errors import UsageError
+    from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.online import ONLINE_OPTIMIZERS, OnlineTrainer
 
     if args.optimizer in ("lbfgs", "owlqn"):
@@ -196,14 +197,7 @@ def _run_online(args: argparse.Namespace) -> int:
         select=args.select,
         progress=report if show_progress(args) else None,
     )
-    with open_shards(args) as shards:
-        if shards is None:
-            tuning_set = load_tuning_set(args)
-            init, _ = load_weights(args.init, tuning_set, args)
-            data = local_shards(args, tuning_set) or tuning_set
-        else:
-            tuning_set = data = shards
-            init, _ = load_weights(args.init, shards, args)
+    with tuning_input(args, args.init) as (tuning_set, data, init):
         result = online.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
@@ -211,7 +205,7 @@ def _run_online(args: argparse.Namespace) -> int:
         f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
         f"{result.nonzero} of {result.features} weights nonzero"
     )
-    if data is not tuning_set or shards is not None:
+    if not isinstance(data, TuningSet):
         details += f", {data.count} shards mixed"
     return report_tuning(args, tuning_set, result, details)
 
@@ -220,7 +214,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     """A batch loss minimized by L-BFGS / OWL-QN; with ``--cluster`` or ``--shards`` over shards (partial losses
     and gradients summed in shard order)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.cli.tuning import report_tuning, tuning_input
     from hypertune.errors import UsageError
     from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.train import Trainer
@@ -261,14 +255,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=report if show_progress(args) else None,
     )
-    with open_shards(args) as shards:
-        if shards is None:
-            tuning_set = load_tuning_set(args)
-            init, _ = load_weights(args.init, tuning_set, args)
-            data = local_shards(args, tuning_set) or tuning_set
-        else:
-            tuning_set = data = shards
-            init, _ = load_weights(args.init, shards, args)
+    with tuning_input(args, args.init) as (tuning_set, data, init):
         result = trainer.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")

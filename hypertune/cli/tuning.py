@@ -267,6 +267,21 @@ def local_shards(args: argparse.Namespace, tuning_set: TuningSet) -> LocalShards
     return LocalShards(tuning_set, count)
 
 
+@contextmanager
+def tuning_input(
+    args: argparse.Namespace, weights: list[str] | None
+) -> Iterator[tuple[TuningSet | Shards, TuningSet | Shards, Weights]]:
+    """What a command that fits sentence by sentence runs on, for the ``with`` block: ``(described, data,
+    start)``. With ``--cluster`` both are the cluster's shards (:func:`open_shards`); otherwise the tuning set
+    read here, and ``data`` is it cut into ``--shards`` in this process when asked (:func:`local_shards`).
+    ``start``: the weights of the files ``weights`` (none: all 0), their names checked against the inputs."""
+    with open_shards(args) as shards:
+        described = load_tuning_set(args) if shards is None else shards
+        start = load_weights(weights, described, args)[0] if weights else Weights()
+        data = shards if shards is not None else local_shards(args, described) or described
+        yield described, data, start
+
+
 def load_shard(
     args: argparse.Namespace, prune_density: float, metric: Metric | None, index: int, count: int
 ) -> tuple[TuningSet, int]:

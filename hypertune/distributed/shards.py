@@ -77,16 +77,23 @@ def _load(run: str, index: int, count: int, loader: ShardLoader) -> ShardInfo:
     """On a worker: load shard ``index`` of ``count`` and keep it (runs once per shard)."""
     began = time.perf_counter()
     tuning_set, start = loader(index, count)
-    _HELD[run, index] = Shard(index, count, start, tuning_set)
+    return _hold(run, Shard(index, count, start, tuning_set), began)
+
+
+def _hold(run: str, shard: Shard, began: float, **loading: int) -> ShardInfo:
+    """On a worker: keep ``shard`` for the run; what the client learns of it (``loading``: shard-local counts)."""
+    _HELD[run, shard.index] = shard
+    tuning_set = shard.tuning_set
     return ShardInfo(
-        index,
-        start,
+        shard.index,
+        shard.start,
         len(tuning_set),
         tuple(tuning_set.feature_space.names),
         tuple(tuning_set.sentence_ids or ()),
         distributed.get_worker().address,
         os.getpid(),
         time.perf_counter() - began,
+        **loading,
     )
 
 
@@ -117,19 +124,7 @@ def _settle(
     held = {i: _READ.pop((run, i)) for i in range(start, stop) if (run, i) in _READ}  # each file is one shard's
     missing = stop - start - len(held)
     tuning_set, lines = settle(plan, held, start, stop, names, words, ids, metric)
-    _HELD[run, index] = Shard(index, count, start, tuning_set)
-    return ShardInfo(
-        index,
-        start,
-        len(tuning_set),
-        tuple(tuning_set.feature_space.names),
-        tuple(tuning_set.sentence_ids or ()),
-        distributed.get_worker().address,
-        os.getpid(),
-        time.perf_counter() - began,
-        files_read=missing,
-        reference_lines=lines,
-    )
+    return _hold(run, Shard(index, count, start, tuning_set), began, files_read=missing, reference_lines=lines)
 
 
 def _forget_read(run: str) -> int:

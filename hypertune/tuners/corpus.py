@@ -301,6 +301,12 @@ def mixed_columns(weights: np.ndarray, k: int) -> np.ndarray:
     return keep
 
 
+def mixture(rows: Sequence[np.ndarray], keep: np.ndarray) -> np.ndarray:
+    """Iterative parameter mixing's average (McDonald et al. 2010): the mean of the shards' weight vectors,
+    summed in shard order, and 0 for the features outside ``keep`` (:func:`mixed_columns`)."""
+    return np.where(keep, ordered_sum(list(rows)) / len(rows), 0.0)
+
+
 def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:
     """The references of sentences ``ids``: line ``i`` of the reference files belongs to sentence id ``i``
     (as Moses's extractor has it). An id past the end is an error naming it and the reference files;

@@ -40,6 +40,7 @@ from hypertune.tuners.corpus import (
     Shards,
     TuningSet,
     mixed_columns,
+    mixture,
     model_best_rows,
     ordered_sum,
     prune_tuning_set,
@@ -662,8 +663,8 @@ class Mira:
             weights = np.vstack([p[0] for p in parts])
             averaged = np.vstack([p[1] for p in parts])
             keep = mixed_columns(weights, options.select)
-            w = np.where(keep, ordered_sum(list(weights)) / len(parts), 0.0)
-            avg = np.where(keep, ordered_sum(list(averaged)) / len(parts), 0.0)
+            w = mixture(weights, keep)
+            avg = mixture(averaged, keep)
             bleu = bleu_of(avg)
             updates = sum(p[2] for p in parts)
             loss = ordered_sum([p[3] for p in parts])

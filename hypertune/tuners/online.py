@@ -43,6 +43,7 @@ from hypertune.tuners.corpus import (
     Shards,
     TuningSet,
     mixed_columns,
+    mixture,
     ordered_sum,
     prune_tuning_set,
 )
@@ -708,8 +709,8 @@ class OnlineTrainer:
             parts = shards.map(online_shard_epoch, key, w, epoch)
             weights = np.vstack([p[0] for p in parts])
             keep = mixed_columns(weights, self.select)
-            w = np.where(keep, ordered_sum(list(weights)) / len(parts), 0.0)
-            current = np.where(keep, ordered_sum([p[1] for p in parts]) / len(parts), 0.0)
+            w = mixture(weights, keep)
+            current = mixture([p[1] for p in parts], keep)
             bleu = metric(current)
             updates = sum(p[2] for p in parts)
             entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates,
