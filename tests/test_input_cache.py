@@ -104,3 +104,21 @@ def test_tuning_with_a_cache_gives_the_same_weights(tmp_path, capsys, monkeypatc
     assert run("--cache", str(tmp_path / "c")) == plain  # from the cache
     monkeypatch.setenv(ENVIRONMENT, str(tmp_path / "env"))
     assert run() == plain and len(os.listdir(tmp_path / "env")) == 1
+
+
+def test_mira_and_hope_fear_take_the_cache_too(tmp_path, capsys):
+    """Every tuning command reads through ``--cache`` (mira and hope-fear have kbmira's own input options)."""
+    refs, init = str(FIXTURES / "mert" / "ref."), str(FIXTURES / "mert" / "init.weights")
+    for command in (["mira", str(NBEST), "--refs", refs, "--dense-init", init, "-J", "3"],
+                    ["hope-fear", str(NBEST), "--refs", refs, "--weights", init]):  # fmt: skip
+        folder = tmp_path / command[0]
+        outputs = []
+        for extra in ([], ["--cache", str(folder)], ["--cache", str(folder)]):
+            assert main([*command, *extra, "--json"]) == 0
+            out = json.loads(capsys.readouterr().out)
+            out.pop("timing", None), out.pop("seconds", None)
+            for entry in out.get("history", []):
+                entry.pop("seconds")
+            outputs.append(out)
+        assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+        assert len(os.listdir(folder)) == 1

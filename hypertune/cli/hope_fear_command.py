@@ -22,7 +22,7 @@ statistics printed are exact (m1 c1 ... m4 c4 reflen), recomputed from the strin
 def register(subparsers: Any) -> None:
     from hypertune.choices import TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_graph_format_option, add_strict_option
+    from hypertune.cli.options import add_cache_option, add_graph_format_option, add_strict_option
 
     parser = subparsers.add_parser(
         "hope-fear",
@@ -53,6 +53,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="(default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
     add_graph_format_option(parser)
+    add_cache_option(parser)
     add_strict_option(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)

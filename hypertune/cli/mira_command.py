@@ -29,6 +29,7 @@ def register(subparsers: Any) -> None:
     from hypertune.choices import TOKENIZERS
     from hypertune.cli.common import add_output_options
     from hypertune.cli.options import (
+        add_cache_option,
         add_cluster_options,
         add_graph_format_option,
         add_plot_option,
@@ -90,6 +91,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
     add_graph_format_option(parser)
+    add_cache_option(parser)
     add_strict_option(parser)
     parser.add_argument(
         "--select",

@@ -36,13 +36,18 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="one interleaved reference file with N references per sentence",
     )
     parser.add_argument("--params", metavar="FILE", help="Z-MERT parameter file (feature names of candidates)")
+    add_cache_option(parser)
+    add_strict_option(parser)
+
+
+def add_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``--cache DIR``: the native input cache (docs/cli.md)."""
     parser.add_argument(
         "--cache",
         metavar="DIR",
         help=f"keep parsed inputs in DIR and read them from there while the files are unchanged (default: "
         f"${CACHE_ENVIRONMENT} if set, else no cache)",
     )
-    add_strict_option(parser)
 
 
 def add_graph_format_option(parser: argparse.ArgumentParser) -> None:
