@@ -9,7 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, SHARED
 
 from hypertune.cli import main
 from hypertune.errors import HypertuneWarning
@@ -122,3 +122,32 @@ def test_mira_and_hope_fear_take_the_cache_too(tmp_path, capsys):
             outputs.append(out)
         assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
         assert len(os.listdir(folder)) == 1
+
+
+def test_per_edge_annotations_come_back_exactly(tmp_path):
+    """A cache keeps the extractor's SCORESTAT rows (``edge_stats``) and a Moses graph's source coverage, as
+    arrays, for graphs that have them and not for those that do not: the reader's own values, bit for bit."""
+    from hypertune.formats import cache
+
+    featstat = SHARED / "moses" / "featstat-10x100" / "FEATSTAT.txt"
+    forest = SHARED / "moses" / "hypergraphs" / "dense" / "hg.gz"
+    if not (featstat.exists() and forest.exists()):
+        pytest.skip("../shared/data is not here")
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    lists = read_graphs(str(featstat), None, space, vocabulary)
+    moses = read_graphs(str(forest), None, space, vocabulary)  # source coverage, no statistics
+    plain = read_graphs(str(NBEST), None, space, vocabulary)  # neither
+    assert lists[0].edge_stats is not None and moses[0].source_covered is not None
+    graphs = [lists[0], plain[0], *moses, *lists[1:]]
+    path = str(tmp_path / "mixed.htc")
+    cache.write(graphs, path)
+    back = cache.read(path, space, vocabulary)
+    assert len(back) == len(graphs)
+    for a, b in zip(back, graphs, strict=True):
+        assert (a.edge_stats is None) == (b.edge_stats is None) and (a.source_covered is None) == (
+            b.source_covered is None)  # fmt: skip
+        for name in ("edge_stats", "source_covered"):
+            want, got = getattr(b, name), getattr(a, name)
+            if want is not None:
+                assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert a.sentence_id == b.sentence_id

@@ -3,9 +3,10 @@ faster than reparsing text.
 
 The file is a zip archive (deflate level 1) of numpy arrays: the graphs' arrays concatenated
 (``int32`` ids, ``float64`` feature values, so values are exact), per-graph sizes, the shared feature
-names and vocabulary, and the node labels, metadata and annotations (``sentence_id``, ``source_covered``,
-``edge_stats``) as JSON, numpy arrays kept as arrays. A member ``hypertune-cache.json`` names the format
-version; version 1 (annotations inside metadata) is still read.
+names and vocabulary, the per-edge annotations (``source_covered``, ``edge_stats``: one row per edge, e.g.
+an extractor's SCORESTAT) as arrays too, and the node labels, metadata and ``sentence_id`` as JSON. A member
+``hypertune-cache.json`` names the format version; versions 1 (annotations inside metadata) and 2 (all
+annotations in the JSON, which made a FEATSTAT/SCORESTAT cache slower to load than the text) are still read.
 Loading maps the cache's feature names and words into the caller's :class:`FeatureSpace` and
 :class:`Vocabulary` (vectorised), so caches combine with other inputs.
 """
@@ -28,12 +29,12 @@ import scipy.sparse as sp
 
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph
+from hypertune.hypergraph import EDGE_ANNOTATIONS, Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 MAGIC_MEMBER = "hypertune-cache.json"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 CHUNK_BYTES = 32 << 20  # arrays are stored in chunks that decompress in parallel
 
 
@@ -81,6 +82,13 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
         "metadata": [g.metadata for g in graphs],
         "annotations": [g.annotations() for g in graphs],
     }
+    for name in EDGE_ANNOTATIONS:  # one row per edge: arrays, not JSON, when every graph's rows are alike
+        present = [getattr(g, name) for g in graphs if getattr(g, name) is not None]
+        if present and len({(a.dtype, a.shape[1:]) for a in present}) == 1:
+            arrays[f"has_{name}"] = np.asarray([getattr(g, name) is not None for g in graphs], dtype=np.int8)
+            arrays[name] = np.concatenate(present)
+            for found in extra["annotations"]:
+                found.pop(name, None)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
     os.close(fd)
@@ -167,6 +175,9 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
     graphs = []
     labels, metadata = extra["labels"], extra["metadata"]
     annotations = extra.get("annotations") or [_version_1_annotations(m) for m in metadata]
+    for name in EDGE_ANNOTATIONS:
+        if name in arrays:
+            _edge_rows(annotations, name, arrays[name], arrays[f"has_{name}"].astype(bool), num_edges)
     for g in range(num_nodes.size):
         e0, e1 = edge_offsets[g], edge_offsets[g + 1]
         f0, f1 = feature_offsets_all[g], feature_offsets_all[g + 1]
@@ -191,6 +202,16 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
             )
         )
     return graphs
+
+
+def _edge_rows(annotations: list[dict], name: str, rows: np.ndarray, present: np.ndarray, edges: np.ndarray) -> None:
+    """Give each graph that had the per-edge annotation ``name`` its rows of the concatenated ``rows``."""
+    counts = np.where(present, edges, 0)
+    if counts.sum() != rows.shape[0] or present.size != len(annotations):
+        raise ValueError(f"{name}: {rows.shape[0]} rows for {int(counts.sum())} edges")
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    for g in np.flatnonzero(present):
+        annotations[g][name] = rows[bounds[g] : bounds[g + 1]]
 
 
 def _version_1_annotations(metadata: dict) -> dict:
