@@ -544,3 +544,17 @@ def test_tune_on_a_cluster_stops_on_a_lost_worker_and_resumes(corpus, tmp_path, 
     argv[argv.index("--tuner") + 1 :] = ["mira", "--cluster", "local:2"]
     code, _, err = run_tune(argv, capsys)
     assert code != 0 and "--shards" in err  # results of the other tuners depend on the shards: they must be given
+
+
+@pytest.mark.slow
+def test_runs_on_one_local_cluster_give_the_runs_without_it(corpus, tmp_path, capsys):
+    """``--runs R --cluster local:N`` starts one local cluster for all the runs and gives each run its address;
+    MERT's sharded results are the unsharded ones, so every run ends with its plain run's weights."""
+    pytest.importorskip("distributed")
+    plain = tune_args(corpus, tmp_path / "plain", "--runs", "2", "--iterations", "2")
+    code, expected, err = run_tune(plain, capsys)
+    assert code == 0, err
+    shared = [*tune_args(corpus, tmp_path / "shared", "--runs", "2", "--iterations", "2"), "--cluster=local:1"]
+    code, result, err = run_tune(shared, capsys)
+    assert code == 0, err
+    assert [r["weights"] for r in result["runs"]] == [r["weights"] for r in expected["runs"]]

@@ -406,8 +406,14 @@ def _run_many(args: argparse.Namespace) -> int:
     parallel = args.parallel or max(1, min(args.runs, os.cpu_count() or 1))
     head, tail = (args.argv, []) if "--" not in args.argv else _split(args.argv)
     results: dict[int, dict[str, Any]] = {}
-    with workdir.locked():
+    with workdir.locked(), _one_local_cluster(args) as address:
         workdir.check_config({"runs": args.runs, "seed": args.seed, "argv": _config_argv(args.argv)}, args.resume)
+        if address:  # the runs share the one local cluster instead of starting one each
+            head = [
+                address if k and head[k - 1] == "--cluster" else f"--cluster={address}" if word.startswith("--cluster=")
+                else word
+                for k, word in enumerate(head)
+            ]  # fmt: skip
         pending = list(seeds)
         running: list[tuple[int, subprocess.Popen, Any, Any]] = []
         while pending or running:
@@ -486,6 +492,23 @@ def _spread_line(label: str, values: dict[str, float]) -> str:
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     cut = argv.index("--")
     return argv[:cut], argv[cut + 1 :]
+
+
+@contextlib.contextmanager
+def _one_local_cluster(args: argparse.Namespace) -> Iterator[str | None]:
+    """``--runs R --cluster local[:N]``: one local cluster started here for all the runs, its scheduler's
+    address given to each (R clusters of N workers at once would oversubscribe the cores); None otherwise."""
+    if not args.cluster:
+        yield None
+        return
+    from hypertune.distributed import open_cluster, parse_cluster
+
+    spec = parse_cluster(args.cluster)
+    if spec.kind != "local":
+        yield None
+        return
+    with open_cluster(spec) as client:
+        yield client.scheduler.address
 
 
 def _config_argv(argv: list[str]) -> list[str]:
