@@ -307,6 +307,22 @@ def mixture(rows: Sequence[np.ndarray], keep: np.ndarray) -> np.ndarray:
     return np.where(keep, ordered_sum(list(rows)) / len(rows), 0.0)
 
 
+def mixed_epoch(
+    parts: Sequence[tuple[np.ndarray, np.ndarray, int, Any]], select: int
+) -> tuple[np.ndarray, np.ndarray, int, Any]:
+    """One epoch of iterative parameter mixing from each shard's ``(weights, averaged weights, updates, loss)``,
+    in shard order: the mixed weights the next epoch starts from, the mixed averaged weights (what the epoch
+    is scored by), and the updates and losses summed; ``select``: :func:`mixed_columns`'s ``k``."""
+    weights = np.vstack([p[0] for p in parts])
+    keep = mixed_columns(weights, select)
+    return (
+        mixture(weights, keep),
+        mixture([p[1] for p in parts], keep),
+        sum(p[2] for p in parts),
+        ordered_sum([p[3] for p in parts]),
+    )
+
+
 def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:
     """The references of sentences ``ids``: line ``i`` of the reference files belongs to sentence id ``i``
     (as Moses's extractor has it). An id past the end is an error naming it and the reference files;

@@ -39,8 +39,7 @@ from hypertune.tuners.corpus import (
     Shard,
     Shards,
     TuningSet,
-    mixed_columns,
-    mixture,
+    mixed_epoch,
     model_best_rows,
     ordered_sum,
     prune_tuning_set,
@@ -659,15 +658,8 @@ class Mira:
         history: list[EpochSummary] = []
         for epoch in range(1, options.epochs + 1):
             began = time.perf_counter()
-            parts = shards.map(mira_shard_epoch, key, w, epoch)
-            weights = np.vstack([p[0] for p in parts])
-            averaged = np.vstack([p[1] for p in parts])
-            keep = mixed_columns(weights, options.select)
-            w = mixture(weights, keep)
-            avg = mixture(averaged, keep)
+            w, avg, updates, loss = mixed_epoch(shards.map(mira_shard_epoch, key, w, epoch), options.select)
             bleu = bleu_of(avg)
-            updates = sum(p[2] for p in parts)
-            loss = ordered_sum([p[3] for p in parts])
             summary = EpochSummary(
                 epoch, bleu, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
             )

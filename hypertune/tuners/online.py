@@ -42,8 +42,7 @@ from hypertune.tuners.corpus import (
     Shard,
     Shards,
     TuningSet,
-    mixed_columns,
-    mixture,
+    mixed_epoch,
     ordered_sum,
     prune_tuning_set,
 )
@@ -706,15 +705,9 @@ class OnlineTrainer:
         history: list[Iteration] = []
         for epoch in range(1, self.epochs + 1):
             began = time.perf_counter()
-            parts = shards.map(online_shard_epoch, key, w, epoch)
-            weights = np.vstack([p[0] for p in parts])
-            keep = mixed_columns(weights, self.select)
-            w = mixture(weights, keep)
-            current = mixture([p[1] for p in parts], keep)
+            w, current, updates, losses = mixed_epoch(shards.map(online_shard_epoch, key, w, epoch), self.select)
             bleu = metric(current)
-            updates = sum(p[2] for p in parts)
-            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates,
-                                ordered_sum([p[3] for p in parts]) / max(shards.sentences, 1))  # fmt: skip
+            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates, losses / max(shards.sentences, 1))
             history.append(entry)
             if self.progress is not None:
                 self.progress(entry)
