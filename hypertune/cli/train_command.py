@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from hypertune.cli import COMMANDS
@@ -155,9 +156,7 @@ def _run_online(args: argparse.Namespace) -> int:
     """A structured loss, or a batch loss with an online optimizer, sentence by sentence; with ``--cluster`` or
     ``--shards`` by iterative parameter mixing over the shards (docs/distributed.md)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import report_tuning, tuning_input
     from hypertune.errors import UsageError
-    from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.online import ONLINE_OPTIMIZERS, OnlineTrainer
 
     if args.optimizer in ("lbfgs", "owlqn"):
@@ -197,26 +196,22 @@ def _run_online(args: argparse.Namespace) -> int:
         select=args.select,
         progress=report if show_progress(args) else None,
     )
-    with tuning_input(args, args.init) as (tuning_set, data, init):
-        result = online.fit(data, init)
-    if show_progress(args):
-        sys.stderr.write("\n")
-    details = (
-        f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of {len(result.history)}, "
-        f"{result.nonzero} of {result.features} weights nonzero"
+    return _fit_and_report(
+        args,
+        online,
+        lambda result: (
+            f"{result.loss} loss, {result.optimizer}: best epoch {result.best_epoch} of "
+            f"{len(result.history)}, {result.nonzero} of {result.features} weights nonzero"
+        ),
+        "shards mixed",
     )
-    if not isinstance(data, TuningSet):
-        details += f", {data.count} shards mixed"
-    return report_tuning(args, tuning_set, result, details)
 
 
 def _run_batch(args: argparse.Namespace) -> int:
     """A batch loss minimized by L-BFGS / OWL-QN; with ``--cluster`` or ``--shards`` over shards (partial losses
     and gradients summed in shard order)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import report_tuning, tuning_input
     from hypertune.errors import UsageError
-    from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.train import Trainer
 
     online_only = {
@@ -255,13 +250,28 @@ def _run_batch(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=report if show_progress(args) else None,
     )
+    return _fit_and_report(
+        args,
+        trainer,
+        lambda result: (
+            f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
+        ),
+        "shards",
+    )
+
+
+def _fit_and_report(args: argparse.Namespace, tuner: Any, describe: Callable[[Any], str], shards: str) -> int:
+    """Fit ``tuner`` from ``--init`` on the command's tuning set, its ``--shards`` or the ``--cluster``
+    (:func:`~hypertune.cli.tuning.tuning_input`), and report it with ``describe(result)`` (and the shards)."""
+    from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import report_tuning, tuning_input
+    from hypertune.tuners.corpus import TuningSet
+
     with tuning_input(args, args.init) as (tuning_set, data, init):
-        result = trainer.fit(data, init)
+        result = tuner.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
-    details = (
-        f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
-    )
+    details = describe(result)
     if not isinstance(data, TuningSet):
-        details += f", {data.count} shards"
+        details += f", {data.count} {shards}"
     return report_tuning(args, tuning_set, result, details)
