@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, started: float) -> int:
     """Train on ``data`` (the tuning set, or its shards: iterative parameter mixing); report ``tuning_set``."""
-    from hypertune.cli.common import show_progress
+    from hypertune.cli.common import percent, show_progress
     from hypertune.cli.tuning import report_tuning
     from hypertune.tuners.mira import Mira
 
@@ -178,4 +178,8 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
     result.timing["load"] = load_seconds
     result.timing["total"] = result.seconds = time.perf_counter() - started
     mixing = f", mixing {data.count} shards" if data is not tuning_set or args.cluster else ""
-    return report_tuning(args, tuning_set, result, f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}")
+    pruned = ""
+    if result.pruned_score_after is not None:  # epochs were scored on the pruned graphs; the summary on the inputs
+        pruned = f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
+    details = f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}{pruned}"
+    return report_tuning(args, tuning_set, result, details)

@@ -36,6 +36,7 @@ from hypertune.metrics import LinearBleu
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import (
+    ModelBest,
     Shard,
     Shards,
     TuningSet,
@@ -84,6 +85,9 @@ class MiraResult(TuningResult):
     best_epoch: int = 0
     mode: str = "nbest"
     timing: dict[str, float] = field(default_factory=dict)
+    #: With pruned hypergraphs: the metric of the written weights on the pruned graphs the epochs were scored
+    #: and chosen on (``bleu_after`` is always on the graphs as given); ``None`` when nothing was pruned.
+    pruned_score_after: float | None = None
 
     @property
     def epochs(self) -> list[EpochSummary]:
@@ -570,6 +574,7 @@ class Mira:
         elif mode == "nbest" and not tuning_set.is_kbest:
             raise InputError("mode 'nbest' needs k-best lists; these inputs are lattices or forests")
         timing: dict[str, float] = {}
+        given = tuning_set
         if mode == "hypergraph" and options.prune_density:
             t = time.perf_counter()
             tuning_set = prune_tuning_set(tuning_set, initial, options.prune_density)
@@ -580,6 +585,7 @@ class Mira:
         decoder = HopeFearDecoder(tuning_set, search=options.search)
         space = tuning_set.feature_space
         w = initial.vector(space)
+        w_start = w.copy()
         totals = w.copy()
         last = np.zeros(w.size)
         state = np.zeros(1)
@@ -610,6 +616,13 @@ class Mira:
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_avg = bleu, epoch, avg
         timing["train"] = t_train
+        pruned_after = None
+        if tuning_set is not given:  # report what the written weights score on the graphs as given
+            t = time.perf_counter()
+            model_best = ModelBest(given)
+            bleu_before = float(given.score(model_best.stats(w_start).sum(axis=0)))
+            pruned_after, best_bleu = best_bleu, float(given.score(model_best.stats(best_avg).sum(axis=0)))
+            timing["evaluate"] += time.perf_counter() - t
         timing["total"] = time.perf_counter() - started
         weights = _written_weights(initial, space, best_avg)
         return MiraResult(
@@ -623,6 +636,7 @@ class Mira:
             best_epoch=best_epoch,
             mode=mode,
             timing=timing,
+            pruned_score_after=pruned_after,
         )
 
     def fit_mixed(self, shards: Shards, initial: Weights) -> MiraResult:
@@ -668,6 +682,14 @@ class Mira:
                 progress(summary)
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_avg = bleu, epoch, avg
+        pruned_after = None
+        if mode == "hypergraph" and options.prune_density:  # the written weights on the graphs as given
+
+            def given_score(vector: np.ndarray) -> float:
+                return float(metric.score(ordered_sum(shards.map(mira_shard_given_stats, vector))))
+
+            bleu_before = given_score(initial.vector(space))
+            pruned_after, best_bleu = best_bleu, given_score(best_avg)
         timing["total"] = time.perf_counter() - started
         return MiraResult(
             _written_weights(initial, space, best_avg),
@@ -680,6 +702,7 @@ class Mira:
             best_epoch=best_epoch,
             mode=mode,
             timing=timing,
+            pruned_score_after=pruned_after,
         )
 
 
@@ -741,6 +764,12 @@ def mira_shard_epoch(
 def mira_shard_stats(shard: Shard, key: str, w: np.ndarray) -> np.ndarray:
     """The shard's summed statistics of its model-best translations under ``w``."""
     return shard.state[key].runner.model_stats(w)
+
+
+def mira_shard_given_stats(shard: Shard, w: np.ndarray) -> np.ndarray:
+    """The shard's summed statistics of its model-best translations under ``w`` on its graphs as loaded (not
+    pruned): what the written weights score when the inputs are decoded again."""
+    return ModelBest(shard.tuning_set).stats(w).sum(axis=0)
 
 
 def batch_mira(
