@@ -668,3 +668,18 @@ def test_kbest_mert_reaches_the_best_of_a_dense_random_search(shared, capsys, da
     result = cli_json(capsys, "mert", *args, "--restarts", "20", "--seed", "1")
     tuning_set = load_tuning_set(build_parser().parse_args(["mert", *args]))
     assert result["bleu_after"] >= dense_search_best(tuning_set, 40_000, seed=0) - 1e-12
+
+
+def test_pruned_mert_reports_the_written_weights_on_the_inputs(moses_pair, tmp_path, capsys):
+    """With --prune-density the line searches run on pruned graphs, but the figures reported are those of the
+    start and written weights on the whole graphs (decoded again, scored by sacrebleu: ``moses_pair``); the
+    pruned figure is reported beside them."""
+    from hypertune.formats import read_weights
+
+    out, redecoded = tmp_path / "tuned", moses_pair["redecoded"]
+    argv = ["mert", str(moses_pair["folder"]), "--refs", str(moses_pair["ref"]), "--init", str(moses_pair["init"])]
+    assert main([*argv, "--prune-density", "5", "--out", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["bleu_after"] == pytest.approx(redecoded(read_weights([str(out)])), abs=1e-12)
+    assert payload["bleu_before"] == pytest.approx(redecoded(read_weights([str(moses_pair["init"])])), abs=1e-12)
+    assert payload["pruned_score_after"] != pytest.approx(payload["bleu_after"])

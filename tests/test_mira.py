@@ -309,44 +309,19 @@ def test_dense_init_one_weight_per_line_reads_as_the_line_it_stands_for(shared, 
 
 
 
-def test_hypergraph_mira_reports_the_written_weights_on_unpruned_graphs(shared, tmp_path, capsys):
+
+def test_hypergraph_mira_reports_the_written_weights_on_unpruned_graphs(moses_pair, tmp_path, capsys):
     """Epochs are scored on graphs pruned to --prune-density, but ``bleu_after`` is what the written weights
-    give when the inputs are decoded again: Viterbi on each whole Moses hypergraph, scored by sacrebleu. The
-    references are seeded samples of the graphs with every third word dropped."""
-    import shutil
+    give when the inputs are decoded again (whole graphs, scored by sacrebleu: ``moses_pair``)."""
+    from hypertune.formats import read_weights
 
-    import sacrebleu
-
-    from hypertune.algorithms import sample, viterbi
-    from hypertune.formats import read_graphs, read_weights
-
-    folder = tmp_path / "hg"
-    folder.mkdir()
-    for i, name in enumerate(("dense", "sparse")):
-        shutil.copy(shared / "moses" / "hypergraphs" / name / "hg.gz", folder / f"{i}.gz")
-    graphs = read_graphs(str(folder))
-
-    def text(words) -> str:  # noqa: ANN001
-        return " ".join(w for w in words if w not in ("<s>", "</s>"))
-
-    references = []
-    for i, graph in enumerate(graphs):
-        words = text(sample(graph, Weights(), 1, i)[0].words).split()
-        references.append(" ".join(w for k, w in enumerate(words) if k % 3))
-    (tmp_path / "ref").write_text("\n".join(references) + "\n")
-    init = shared / "moses" / "hypergraphs" / "sparse" / "dense.weights"
-    out = tmp_path / "tuned"
-    argv = ["mira", str(folder), "--refs", str(tmp_path / "ref"), "--init", str(init), "--out", str(out)]
-
-    def redecoded(weights: Weights) -> float:
-        texts = [text(viterbi(graph, weights).words) for graph in graphs]
-        return sacrebleu.corpus_bleu(texts, [references], tokenize="none").score / 100
-
+    out, redecoded = tmp_path / "tuned", moses_pair["redecoded"]
+    argv = ["mira", str(moses_pair["folder"]), "--refs", str(moses_pair["ref"]), "--init", str(moses_pair["init"])]
     for shards in ([], ["--shards", "2"]):  # one process, and parameter mixing over two shards
-        assert _run(mira_command, [*argv, *shards, "--epochs", "4", "--seed", "3", "--json"]) == 0
+        assert _run(mira_command, [*argv, *shards, "--out", str(out), "--epochs", "4", "--seed", "3", "--json"]) == 0
         payload = json.loads(capsys.readouterr().out)
         assert payload["bleu_after"] == pytest.approx(redecoded(read_weights([str(out)])), abs=1e-12)
-        assert payload["bleu_before"] == pytest.approx(redecoded(read_weights([str(init)])), abs=1e-12)
+        assert payload["bleu_before"] == pytest.approx(redecoded(read_weights([str(moses_pair["init"])])), abs=1e-12)
         assert payload["pruned_score_after"] is not None
         if not shards:  # the case this test is about: pruning changed the figure
             assert payload["pruned_score_after"] != pytest.approx(payload["bleu_after"])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hypertune.choices import MERT_OPTIMIZERS as OPTIMIZERS
 from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.cli import COMMANDS
-from hypertune.cli.common import add_output_options, show_progress
+from hypertune.cli.common import add_output_options, percent, show_progress
 from hypertune.cli.options import (
     add_cluster_options,
     add_envelope_options,
@@ -132,7 +132,7 @@ def _progress_line(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
-    from hypertune.tuners.corpus import prune_tuning_set
+    from hypertune.tuners.corpus import ModelBest, prune_tuning_set
 
     if args.cluster:
         if args.envelope_nbest:
@@ -141,8 +141,10 @@ def run(args: argparse.Namespace) -> int:
             init, box = load_weights(args.init, shards, args)
             result = _mert(args, box).fit_shards(shards, init)
             details = f"{len(result.history)} start points, {result.line_searches} line searches, {shards.count} shards"
+            if args.prune_density:  # the workers hold only their pruned shards
+                details += f", scored on the graphs pruned to {args.prune_density:g} edges/word"
             return report_tuning(args, shards, result, details)
-    tuning_set = load_tuning_set(args)
+    tuning_set = given = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
         tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
@@ -154,7 +156,13 @@ def run(args: argparse.Namespace) -> int:
     if args.envelope_nbest and result.envelope_derivations is None:
         raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
     details = f"{len(result.history)} start points, {result.line_searches} line searches"
-    code = report_tuning(args, tuning_set, result, details + (f", {shards.count} shards" if shards else ""))
+    if tuning_set is not given:  # searched on pruned graphs; report the weights on the inputs as given
+        model_best = ModelBest(given)
+        result.pruned_score_after = result.bleu_after
+        result.bleu_before = model_best.score(init.vector(given.feature_space))
+        result.bleu_after = model_best.score(result.weights.vector(given.feature_space))
+        details += f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
+    code = report_tuning(args, given, result, details + (f", {shards.count} shards" if shards else ""))
     if args.envelope_nbest:
         write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
     return code

@@ -512,6 +512,11 @@ class ModelBest:
             out[self.others] = self.tuning_set.batch_stats(words, offsets, sentences)
         return out
 
+    def score(self, w: np.ndarray) -> float:
+        """The corpus metric of the model-best translations under ``w``: what decoding the inputs with ``w``
+        and scoring the output gives."""
+        return float(self.tuning_set.score(self.stats(w).sum(axis=0)))
+
 
 def as_kbest_lists(tuning_set: TuningSet, w: np.ndarray, k: int) -> tuple[list[Hypergraph], list[np.ndarray]]:
     """Every sentence as a k-best list with its edges' statistics: k-best lists as they are, lattices and

@@ -85,9 +85,6 @@ class MiraResult(TuningResult):
     best_epoch: int = 0
     mode: str = "nbest"
     timing: dict[str, float] = field(default_factory=dict)
-    #: With pruned hypergraphs: the metric of the written weights on the pruned graphs the epochs were scored
-    #: and chosen on (``bleu_after`` is always on the graphs as given); ``None`` when nothing was pruned.
-    pruned_score_after: float | None = None
 
     @property
     def epochs(self) -> list[EpochSummary]:
@@ -620,8 +617,8 @@ class Mira:
         if tuning_set is not given:  # report what the written weights score on the graphs as given
             t = time.perf_counter()
             model_best = ModelBest(given)
-            bleu_before = float(given.score(model_best.stats(w_start).sum(axis=0)))
-            pruned_after, best_bleu = best_bleu, float(given.score(model_best.stats(best_avg).sum(axis=0)))
+            bleu_before = model_best.score(w_start)
+            pruned_after, best_bleu = best_bleu, model_best.score(best_avg)
             timing["evaluate"] += time.perf_counter() - t
         timing["total"] = time.perf_counter() - started
         weights = _written_weights(initial, space, best_avg)
