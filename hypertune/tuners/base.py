@@ -47,6 +47,9 @@ class TuningResult:
     seconds: float = 0.0
     seed: int | None = None
     metric: str = "BLEU"
+    #: Where the tuner worked on pruned graphs (``--prune-density``): the written weights' metric there; the
+    #: ``bleu_*`` figures are always on the inputs as given. ``None`` when nothing was pruned.
+    pruned_score_after: float | None = field(default=None, kw_only=True)
 
     @property
     def metric_key(self) -> str:
@@ -65,6 +68,8 @@ class TuningResult:
             "seconds": self.seconds,
             "seed": self.seed,
         }
+        if self.pruned_score_after is not None:
+            out["pruned_score_after"] = self.pruned_score_after
         common = {f.name for f in fields(TuningResult)}
         for extra in fields(self):
             if extra.name not in common and extra.metadata.get("json", True):
