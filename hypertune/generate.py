@@ -40,8 +40,8 @@ def random_hypergraph(
     """A random forest (or lattice, or with ``max_arity=1`` a forest of one-gap rules) of about
     ``num_edges`` edges; each node has 1..2*fan_in-1 in-edges (``fan_in`` on average)."""
     rng = np.random.default_rng(seed)
-    if max_arity < 1 or num_edges < 4:
-        raise ValueError("need max_arity >= 1 and num_edges >= 4")
+    if max_arity < 1 or num_edges < 4 or num_features < 0:
+        raise ValueError("need max_arity >= 1, num_edges >= 4 and num_features >= 0")
     fan_in = max(1, fan_in)
     if lattice:
         head, tails_list = _lattice_structure(num_edges, fan_in, rng)
@@ -60,7 +60,7 @@ def random_hypergraph(
     columns = np.array([feature_space.index(f"F{i}") for i in range(num_features)], dtype=np.int64)
     dense = rng.standard_normal((head.size, num_features))
     features = sp.csr_matrix(
-        (dense.ravel(), np.tile(columns, head.size), np.arange(0, dense.size + 1, num_features)),
+        (dense.ravel(), np.tile(columns, head.size), np.arange(head.size + 1) * num_features),
         shape=(head.size, len(feature_space)),
     )
     arrays = _Arrays(

@@ -14,8 +14,9 @@ PACKAGE = REPO / "hypertune"
 #: Layers from the bottom; a module may import its own layer and the ones below, never one above.
 LAYERS = [
     ("choices", ["hypertune.choices"]),
-    ("engine", ["hypertune.errors", "hypertune.symbols", "hypertune.compiled", "hypertune.weights",
-                "hypertune.hypergraph", "hypertune.semirings", "hypertune.algorithms", "hypertune.generate"]),
+    ("engine", ["hypertune.errors", "hypertune.interrupts", "hypertune.symbols", "hypertune.compiled",
+                "hypertune.weights", "hypertune.hypergraph", "hypertune.semirings", "hypertune.algorithms",
+                "hypertune.generate"]),
     ("metrics", ["hypertune.metrics"]),
     ("formats", ["hypertune.formats"]),
     ("tuners", ["hypertune.tuners"]),

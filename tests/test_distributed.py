@@ -299,7 +299,7 @@ def test_a_directory_without_sentence_ids_falls_back_to_the_whole_read(hgdir, cl
     renamed = tmp_path / "hg"
     renamed.mkdir()
     for name in sorted(os.listdir(path)):
-        (renamed / f"s{name.split('.')[0]}.gz").symlink_to(os.path.join(path, name))
+        (renamed / f"s{'abcdefghijkl'[int(name.split('.')[0])]}.gz").symlink_to(os.path.join(path, name))  # no number
     plan = sentence_files([str(renamed)], "moses-hypergraph", [refs])
     args = _args("mert", str(renamed), "--refs", refs, "--init", str(Path(refs).with_name("init")), "--format",
                  "moses-hypergraph")  # fmt: skip

@@ -100,7 +100,7 @@ def test_line_count_mismatch_names_files(files, tmp_path) -> None:
 
 def test_bad_options(files) -> None:
     hyp, ref0, _ = files
-    with pytest.raises(UsageError):
+    with pytest.raises(SystemExit):  # argparse's usage error, exit 2
         run(["--hyp", hyp, "--refs", ref0, "--max-order", "0"])
     with pytest.raises(UsageError):
         run(["--hyp", hyp, "--refs", ref0, "--ref-length", "ibm", "--smooth", "exp"])

@@ -1,7 +1,13 @@
-"""Every tutorial in docs/tutorial runs: each ```python block is executed (one namespace per tutorial, from
-the repository root) and what it prints must equal the ```text block right after it; each ```console block's
+"""Every ```python block in docs/ runs, and every tutorial in docs/tutorial runs as printed.
+
+One rule for all pages: a page's ```python blocks run in order in one namespace (a later block may use what
+an earlier one defined, as a reader who pastes them in order would), from the repository root, and what a
+block prints must equal the ```text block right after it. In the tutorials every printed line must be shown
+so (a block that prints with no ```text block after it fails), and each ```console block's
 ``$ hypertune ...`` lines run through the command line and must print the lines that follow them (run times,
-``1.23 s``, are the one thing compared loosely)."""
+``1.23 s``, are the one thing compared loosely). In the other pages of docs/ a block may print without a
+```text block (e.g. tuned weights, whose digits the page does not promise); their ```console examples name
+files that are not in the repository, so they are not run."""
 
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ from conftest import REPO
 from hypertune.cli import main
 
 TUTORIALS = sorted(p for p in (REPO / "docs" / "tutorial").glob("*.md") if p.name != "README.md")
+#: The reference pages of docs/ that hold Python code.
+PAGES = sorted(p for p in (REPO / "docs").glob("*.md") if "```python" in p.read_text(encoding="utf-8"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 
@@ -49,25 +57,41 @@ def run_console(body: str) -> None:
         assert timeless(out.getvalue().rstrip("\n").splitlines()) == timeless(expected), command
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
-def test_tutorial_runs_and_prints_what_it_says(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(REPO)
-    namespace: dict[str, object] = {"__name__": f"tutorial_{path.stem}"}
+def run_page(path: Path, tutorial: bool) -> None:
+    """Run the page's blocks in order (see the module docstring): Python blocks in one namespace, their
+    output against the ```text block after them; with ``tutorial``, console blocks too, and no output unshown."""
+    namespace: dict[str, object] = {"__name__": f"docs_{path.stem.replace('-', '_')}"}
     found = blocks(path)
     assert found, f"{path.name} has no code"
     for i, (language, body) in enumerate(found):
         if language == "python":
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                exec(compile(body, f"{path.name} block {i}", "exec"), namespace)  # noqa: S102 - the tutorial's own code
+                exec(compile(body, f"{path.name} block {i}", "exec"), namespace)  # noqa: S102 - the page's own code
             following = found[i + 1] if i + 1 < len(found) else ("", "")
             printed = out.getvalue()
             if following[0] == "text":
                 assert printed.rstrip("\n").splitlines() == following[1].rstrip("\n").splitlines(), f"block {i}"
-            else:
+            elif tutorial:
                 assert not printed, f"block {i} prints output that no ```text block shows"
-        elif language == "console":
+        elif language == "console" and tutorial:
             run_console(body)
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
+def test_tutorial_runs_and_prints_what_it_says(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    run_page(path, tutorial=True)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.stem for p in PAGES])
+def test_every_python_block_of_the_docs_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    run_page(path, tutorial=False)
+
+
+def test_the_docs_pages_with_code_are_found() -> None:
+    assert {p.name for p in PAGES} >= {"hypergraph.md", "semirings.md", "mert.md", "mira.md"}
 
 
 def test_the_tutorials_are_listed_in_order() -> None:

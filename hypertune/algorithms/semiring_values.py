@@ -99,9 +99,15 @@ def _user_semiring(name: str, scores: np.ndarray) -> NamedSemiring:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"cannot load the semiring {name!r}: {error}") from None
-    semiring = cls()
-    if not isinstance(semiring, Semiring):
+    if not (isinstance(cls, type) and issubclass(cls, Semiring)):  # os:path is a module, not a class to make
         raise ValueError(f"{name} is not a Semiring subclass")
+    try:
+        semiring = cls()
+    except TypeError as error:  # a constructor that needs arguments
+        raise ValueError(f"cannot make the semiring {name} without arguments: {error}") from None
+    missing = [attribute for attribute in ("zero", "one") if not hasattr(semiring, attribute)]
+    if missing:
+        raise ValueError(f"{name} has no {' and no '.join(missing)}: a semiring defines zero, one, plus and times")
     make = getattr(semiring, "edge_value", None)
     values = [make(e, float(s)) for e, s in enumerate(scores)] if callable(make) else [float(s) for s in scores]
     return NamedSemiring(name, semiring, values)

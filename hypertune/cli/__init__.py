@@ -7,11 +7,20 @@ A command's ``run(args) -> int`` returns the exit code. Exit codes, the same for
   references that do not fit the sentences, weights that name no feature, an output path that cannot
   be written (checked before any input is read);
 * 2 -- a bad command line (argparse's own errors, options that do not fit together);
-* 130 -- interrupted; 141 -- standard output closed early (``| head``), quietly, as Unix tools do.
+* 130 -- interrupted (SIGINT, Ctrl-C), 143 -- terminated (SIGTERM): one line on stderr, no traceback;
+* 141 -- standard output closed early (``| head``), quietly, as Unix tools do.
 
 Library errors (:class:`hypertune.errors.HypertuneError`) become one line on stderr; warnings
 (:class:`hypertune.errors.HypertuneWarning`) one line each. Nothing else is caught, so real bugs still
 show a traceback.
+
+Signals: :func:`main` installs :mod:`hypertune.interrupts`' handler for SIGINT and SIGTERM. A tuning command
+runs its tuner inside :func:`hypertune.cli.tuning.interruptible`, where a signal is held until the tuner's
+next safe point (between compiled kernel calls), so that it never surfaces inside a compiled function as
+``SystemError``; the best weights the tuner reported so far are then written beside the output
+(``OUT.interrupted``, or printed on stdout without ``--out``) and the one line names them. Elsewhere a signal
+stops the command at once; one that Python raised inside a compiled function's dispatcher anyway (the
+``SystemError`` numba makes of it) is recognised and reported the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from hypertune import __version__
+from hypertune import __version__, interrupts
 from hypertune.errors import HypertuneError, HypertuneWarning, UsageError
 
 #: Command modules (``<name>_command``) in the order ``hypertune --help`` lists them, with the summary it shows.
@@ -77,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     name = f"hypertune {args.command}"
+    with interrupts.installed():
+        return _run(args, name)
+
+
+def _run(args: argparse.Namespace, name: str) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", HypertuneWarning)  # each is issued once per run
@@ -98,9 +112,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"{name}: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("hypertune: interrupted", file=sys.stderr)
-        return 130
+    except MemoryError:  # a size the machine cannot hold (--kbest 10**15, a graph's n-gram split): one line
+        print(f"{name}: error: out of memory; ask for less (fewer derivations, samples or edges)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as error:
+        return _interrupted(name, interrupts.as_interrupt(error) or interrupts.Interrupted())
+    except SystemError as error:  # a signal Python raised inside a compiled function's dispatcher
+        stop = interrupts.as_interrupt(error)
+        if stop is None:
+            raise
+        return _interrupted(name, stop)
+
+
+def _interrupted(name: str, stop: interrupts.Interrupted) -> int:
+    """The one line of an interrupted run (on a fresh line: a progress line may be drawn); 128 + the signal."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+    print(f"{name}: {stop.message}", file=sys.stderr)
+    return stop.exit_code
 
 
 def _one_line_warning(name: str):

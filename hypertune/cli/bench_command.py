@@ -13,6 +13,7 @@ import tempfile
 from hypertune.bench import SHARED_SUITES, SUITES, engine_figures, metric_figures
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
+from hypertune.cli.options import integer, positive_int, seed
 from hypertune.errors import UsageError
 
 EXAMPLE = """example:
@@ -50,11 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="remove the generated corpora in --workdir when done (by default they are kept and reused)",
     )
-    parser.add_argument("--edges", type=int, default=100_000, help="forest size for the engine suite")
-    parser.add_argument("--features", type=int, default=20, help="dense features for the engine suite")
-    parser.add_argument("--hypotheses", type=int, default=1_000_000, help="hypotheses for the metrics suite")
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs per figure (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--edges", type=integer(4), default=100_000, help="forest size for the engine suite")
+    parser.add_argument("--features", type=positive_int, default=20, help="dense features for the engine suite")
+    parser.add_argument("--hypotheses", type=positive_int, default=1_000_000, help="hypotheses for the metrics suite")
+    parser.add_argument("--repeat", type=positive_int, default=20, help="timed runs per figure (default 20)")
+    parser.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     add_output_options(parser)
     parser.set_defaults(run=run)
 

@@ -22,7 +22,7 @@ separately (with effective order, as sacrebleu's sentence-level BLEU).
 def register(subparsers: Any) -> None:
     from hypertune.choices import DEFAULT_TOKENIZER, REF_LENGTHS, SMOOTHING, TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_strict_option
+    from hypertune.cli.options import add_strict_option, finite_float, max_order
 
     parser = subparsers.add_parser(
         "bleu",
@@ -49,10 +49,15 @@ def register(subparsers: Any) -> None:
         "-w",
         action="append",
         metavar="W",
-        help="weights for --graphs / --nbest (repeatable; later files override earlier ones)",
+        help="weights for --graphs / --nbest in any weights format, Moses init.opt too (repeatable; later files "
+        "override earlier ones)",
     )
     parser.add_argument(
-        "--refs", required=True, nargs="+", metavar="REF", help="reference files, one sentence per line"
+        "--refs",
+        required=True,
+        nargs="+",
+        metavar="REF",
+        help="reference files, one sentence per line, or a prefix of REF.0 REF.1 ...",
     )
     parser.add_argument(
         "--tokenize",
@@ -71,12 +76,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--smooth-value",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="V",
         help="parameter of floor / add-k / moses / nakov smoothing (default: the method's own)",
     )
-    parser.add_argument("--max-order", type=int, default=4, metavar="N", help="maximum n-gram order (default: 4)")
+    parser.add_argument("--max-order", type=max_order, default=4, metavar="N", help="maximum n-gram order (default: 4)")
     parser.add_argument(
         "--ref-length",
         default="closest",
@@ -97,53 +102,55 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | None]:
+def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | None, Any]:
     """The hypothesis strings, from a text file, the first (or model-best) entries of an n-best list, or the
     Viterbi yields of graphs under --weights; with their sentence ids (``None`` for a text file, whose
-    lines must match the references' one for one). Graph yields lose the decoder's sentence markers."""
+    lines must match the references' one for one) and where the ids come from (``SentenceIds``; ``None`` for a
+    text file). Graph yields lose the decoder's sentence markers."""
     from hypertune.formats.io import read_text
     from hypertune.formats.references import text_lines
 
     if args.hyp is not None:
         if args.weights:
             raise UsageError("--weights goes with --nbest or --graphs, not --hyp")
-        return text_lines(read_text(args.hyp, "hypothesis file")), f"the hypothesis file {args.hyp}", None
+        return text_lines(read_text(args.hyp, "hypothesis file")), f"the hypothesis file {args.hyp}", None, None
+    from types import SimpleNamespace
+
     from hypertune.algorithms import viterbi
-    from hypertune.formats import read_graphs, read_weights
+    from hypertune.cli.tuning import load_weights
+    from hypertune.formats.registry import read_inputs
     from hypertune.metrics.base import strip_sentence_markers
     from hypertune.tuners.corpus import assemble_sentences
-    from hypertune.weights import check_feature_names
 
     if args.graphs is not None and not args.weights:
         raise UsageError("--graphs needs --weights")
-    read = read_graphs(args.nbest, "moses-nbest") if args.nbest else read_graphs(args.graphs, args.format)
+    read, naming = read_inputs([args.nbest], "moses-nbest") if args.nbest else read_inputs(args.graphs, args.format)
     graphs, ids = assemble_sentences(read)
-    if args.weights:
-        weights = read_weights(args.weights)
-        check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
+    if args.weights:  # read as every tuning command reads its start weights (init.opt's order: the n-best list's)
+        args.inputs = [args.nbest] if args.nbest else list(args.graphs)
+        corpus = SimpleNamespace(feature_space=graphs[0].feature_space, graphs=graphs)
+        weights, _ = load_weights(args.weights, corpus, args)
         words = [viterbi(hg, weights).words for hg in graphs]
     else:  # an n-best list's first entry is the decoder's 1-best
         words = [hg.vocabulary.words(int(t) for t in hg.edge_target(1) if t >= 0) for hg in graphs]
     texts = [" ".join(strip_sentence_markers(w)) for w in words]
-    return texts, args.nbest or " ".join(args.graphs), ids
+    return texts, args.nbest or " ".join(args.graphs), ids, naming
 
 
 def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit
+    from hypertune.formats.references import References, read_reference_text, reference_files, text_lines
     from hypertune.metrics.bleu import BleuMetric, format_bleu
+    from hypertune.tuners.corpus import check_sentence_ids, select_references
 
-    if args.max_order < 1:
-        raise UsageError(f"--max-order must be at least 1, got {args.max_order}")
-    from hypertune.formats.references import References, read_reference_text, text_lines
-    from hypertune.tuners.corpus import select_references
-
-    hypotheses, source, ids = _hypotheses(args)
-    references = [text_lines(read_reference_text(path)) for path in args.refs]
-    for path, lines in zip(args.refs, references, strict=True):
+    hypotheses, source, ids, naming = _hypotheses(args)
+    files = reference_files(args.refs)  # files, or a prefix of REF.0 REF.1 ... as every tuning command takes
+    references = [text_lines(read_reference_text(path)) for path in files]
+    for path, lines in zip(files, references, strict=True):
         if ids is None and len(lines) != len(hypotheses):
             raise InputError(f"{len(lines)} lines, but {source} has {len(hypotheses)} sentences", path=path)
         if len(lines) != len(references[0]):
-            raise InputError(f"{len(lines)} lines, but {args.refs[0]} has {len(references[0])}", path=path)
+            raise InputError(f"{len(lines)} lines, but {files[0]} has {len(references[0])}", path=path)
     metric = BleuMetric(
         max_order=args.max_order,
         ref_length=args.ref_length,
@@ -153,12 +160,15 @@ def run(args: argparse.Namespace) -> int:
         tokenize=args.tokenize,
         lowercase=args.lowercase,
     )
-    per_sentence = References((list(refs) for refs in zip(*references, strict=True)), args.refs)
+    per_sentence = References((list(refs) for refs in zip(*references, strict=True)), files)
     if ids is not None:  # graphs and n-best lists: each sentence's references by its id
-        per_sentence = select_references(ids, per_sentence)
+        named = check_sentence_ids(naming, ids, per_sentence, args.strict)  # per-sentence files' names
+        per_sentence = select_references(ids, per_sentence, report_unused=not named)
+    where = {"sentence_ids": naming.origin} if naming is not None else {}  # file names, file contents, ...
+    note = f"\n{naming.note}" if naming is not None and naming.note else ""
     stats = metric.corpus_stats(hypotheses, per_sentence)
     options = {
-        "nrefs": len(args.refs),
+        "nrefs": len(files),
         "case": "lc" if args.lowercase else "mixed",
         "tok": args.tokenize,
         "smooth": args.smooth,
@@ -170,11 +180,11 @@ def run(args: argparse.Namespace) -> int:
     if args.sentence:
         rows = [_payload(metric, row) for row in stats]
         summary = "\n".join(format_bleu(metric.breakdown(row)) for row in stats)
-        emit(args, summary, {"metric": "BLEU", "options": options, "sentences": rows})
+        emit(args, summary + note, {"metric": "BLEU", "options": options, **where, "sentences": rows})
         return 0
     total = stats.sum(axis=0)
-    payload = {"metric": "BLEU", "options": options, **_payload(metric, total)}
-    emit(args, format_bleu(metric.breakdown(total)), payload)
+    payload = {"metric": "BLEU", "options": options, **where, **_payload(metric, total)}
+    emit(args, format_bleu(metric.breakdown(total)) + note, payload)
     return 0
 
 

@@ -8,6 +8,7 @@ import sys
 
 from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
+from hypertune.cli.common import add_output_options
 from hypertune.errors import InputError, UsageError, warn
 
 EXAMPLE = """example:
@@ -101,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "giving the feature order of positional weights (init.opt, legacy dense line) or of "
         "Z-MERT candidates",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    add_output_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -159,7 +160,7 @@ def _collapse(graphs: list, paths: list[str], names: list[str] | None) -> list:
 
     weights = read_weights(paths, feature_names=names)
     if graphs:
-        check_feature_names(weights, graphs[0].feature_space, " ".join(paths))
+        check_feature_names(weights, graphs[0].feature_space, " ".join(paths), graphs=graphs)
     return [collapse(hg, weights) for hg in graphs]
 
 
@@ -185,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     """Convert weights files (``--weights``) or graphs, and print a one-line (or JSON) summary."""
     import json
 
+    from hypertune.cli.common import refuse_outputs_over_inputs
     from hypertune.formats import FORMATS, write_graphs
     from hypertune.formats.io import check_writable
 
@@ -192,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         check_writable(os.path.join(args.output, "0.gz"), "OUT")
     else:
         check_writable(args.output, "OUT")
+    refuse_outputs_over_inputs(args, [("OUT", args.output)])
     if args.collapse_weights and args.weights:
         raise UsageError("--collapse-weights converts graphs; it does not go with --weights")
     if args.collapse_weights and args.to != "openfst":
@@ -209,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
         if args.to != "moses-hgdir" and args.to not in FORMATS:
             raise UsageError(f"unknown format {args.to!r}; choose from {', '.join(sorted(FORMATS))}, moses-hgdir")
         graphs = _read_inputs(args, names)
+        if graphs and all(hg.sentence_id is not None for hg in graphs):  # a shell glob's f10 before f2: by id
+            graphs = sorted(graphs, key=lambda hg: hg.sentence_id)
         if args.collapse_weights:
             graphs = _collapse(graphs, args.collapse_weights, names)
         if args.to == "moses-hgdir":

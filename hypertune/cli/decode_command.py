@@ -8,8 +8,7 @@ import json
 from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
-from hypertune.cli.options import add_strict_option
-from hypertune.errors import UsageError
+from hypertune.cli.options import add_strict_option, finite_float, non_negative_int, positive_int, seed
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
@@ -44,18 +43,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--format", choices=GRAPH_FORMATS, help="input format (default: detected)")
     add_strict_option(parser)
-    parser.add_argument("--kbest", "-k", type=int, default=1, metavar="K", help="number of derivations (default 1)")
+    parser.add_argument(
+        "--kbest", "-k", type=positive_int, default=1, metavar="K", help="number of derivations (default 1)"
+    )
     parser.add_argument("--unique", action="store_true", help="skip derivations whose string was already printed")
     parser.add_argument("--features", action="store_true", help="also print feature vectors in the summary")
     parser.add_argument(
         "--sample",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="instead: draw N derivations from p(d) = exp(scale * w.f(d)) / Z",
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed for --sample (default 0)")
-    parser.add_argument("--scale", type=float, default=1.0, help="sharpness of p(d) for --sample/--expectations")
+    parser.add_argument("--seed", type=seed, default=0, help="random seed for --sample (default 0)")
+    parser.add_argument("--scale", type=finite_float, default=1.0, help="sharpness of p(d) for --sample/--expectations")
     parser.add_argument(
         "--expectations",
         action="store_true",
@@ -87,26 +88,26 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.formats import read_graphs, read_weights
     from hypertune.weights import Weights, check_feature_names
 
-    if args.kbest < 1:
-        raise UsageError("--kbest must be at least 1")
     weights = read_weights(args.weights)
     graphs = read_graphs(args.paths, args.format)
-    check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict)
+    check_feature_names(weights, graphs[0].feature_space, " ".join(args.weights), args.strict, graphs=graphs,
+                        params_option=False)  # fmt: skip
     results = []
     found = []  # each graph's derivations, for --out
     lines = []
-    if args.sample < 0:
-        raise UsageError("--sample must be positive")
     sharp = Weights(weights, scale=args.scale)
     rng = np.random.default_rng(args.seed)
-    for i, hg in enumerate(progress(args, graphs, len(graphs), "decoding")):
+    from hypertune.tuners.corpus import sentence_numbers
+
+    sids = sentence_numbers(graphs)  # output in sentence-id order (per-sentence files: by their names' numbers)
+    ordered = [(i, graphs[i], sids[i]) for i in sorted(range(len(graphs)), key=sids.__getitem__)]
+    for i, hg, sid in progress(args, ordered, len(graphs), "decoding"):
         if args.sample:
             best = sample(hg, sharp, args.sample, random_state=rng)
         elif args.kbest == 1 and not args.unique:
             best = [viterbi(hg, weights)]
         else:
             best = kbest(hg, weights, args.kbest, unique=args.unique)
-        sid = i if hg.sentence_id is None else hg.sentence_id
         row = {
             "graph": i,
             "sentence": sid,
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             if args.features:
                 lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
     if args.out:
-        written = _write_out(args, graphs, results, found)
+        written = _write_out(args, [hg for _, hg, _ in ordered], results, found)
         emit(args, f"wrote {written} to {args.out}", {"graphs": len(results), "output": args.out})
         return 0
     emit(args, "\n".join(lines), {"graphs": results})

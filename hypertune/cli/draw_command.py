@@ -24,7 +24,7 @@ IMAGE_FORMATS = ("svg", "png", "pdf")
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.cli.options import add_one_graph_options
+    from hypertune.cli.options import add_one_graph_options, positive_int
 
     parser = subparsers.add_parser(
         "draw",
@@ -42,7 +42,9 @@ def register(subparsers: Any) -> None:
         default="viterbi",
         help="what to mark (default viterbi: the best derivation)",
     )
-    parser.add_argument("--prune", type=int, metavar="N", help="first keep the N edges ranked highest (max-marginals)")
+    parser.add_argument(
+        "--prune", type=positive_int, metavar="N", help="first keep the N edges ranked highest (max-marginals)"
+    )
     parser.add_argument("--out", "-o", required=True, metavar="FILE", help="FILE.dot, or .svg/.png/.pdf (needs dot)")
     parser.set_defaults(run=run, outputs=("out",))
 

@@ -6,7 +6,7 @@ import argparse
 
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
-from hypertune.errors import UsageError
+from hypertune.cli.options import integer, non_negative_int, positive_int, seed
 
 EXAMPLE = """example:
   hypertune generate forest.json --edges 100000 --features 20 --seed 7
@@ -26,24 +26,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("output", metavar="OUT", help="output file")
     kind = parser.add_mutually_exclusive_group()
     kind.add_argument("--lattice", action="store_true", help="phrase-based lattices instead of forests")
-    kind.add_argument("--kbest", type=int, metavar="N", help="k-best lists of N hypotheses instead of forests")
-    parser.add_argument("--edges", type=int, default=1000, help="edges per graph, about (default 1000)")
-    parser.add_argument("--arity", type=int, default=2, help="maximum arity of forest edges (default 2)")
-    parser.add_argument("--features", type=int, default=10, help="dense features F0.. (default 10)")
-    parser.add_argument("--graphs", type=int, default=1, help="number of graphs (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    kind.add_argument("--kbest", type=positive_int, metavar="N", help="k-best lists of N hypotheses instead of forests")
+    parser.add_argument("--edges", type=integer(4), default=1000, help="edges per graph, about (default 1000)")
+    parser.add_argument("--arity", type=positive_int, default=2, help="maximum arity of forest edges (default 2)")
+    parser.add_argument("--features", type=non_negative_int, default=10, help="dense features F0.. (default 10)")
+    parser.add_argument("--graphs", type=positive_int, default=1, help="number of graphs (default 1)")
+    parser.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     add_output_options(parser)
     parser.set_defaults(run=run, outputs=("output",))
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from hypertune.formats import write_graphs
     from hypertune.generate import random_hypergraph, random_kbest
     from hypertune.symbols import FeatureSpace, Vocabulary
-
-    if args.graphs < 1 or args.edges < 4 or args.arity < 1 or args.features < 0:
-        raise UsageError("--graphs and --arity must be at least 1, --edges at least 4, --features not negative")
-    import numpy as np
 
     rng = np.random.default_rng(args.seed)
     space, vocabulary = FeatureSpace(), Vocabulary()

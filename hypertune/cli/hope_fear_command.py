@@ -22,7 +22,7 @@ statistics printed are exact (m1 c1 ... m4 c4 reflen), recomputed from the strin
 def register(subparsers: Any) -> None:
     from hypertune.choices import TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_cache_option, add_graph_format_option, add_strict_option
+    from hypertune.cli.options import add_cache_option, add_graph_format_option, add_strict_option, finite_float
 
     parser = subparsers.add_parser(
         "hope-fear",
@@ -48,7 +48,9 @@ def register(subparsers: Any) -> None:
         default="approximate",
         help="lattices/hypergraphs: Moses's approximate forest search (default), or exact (--gain linear only)",
     )
-    parser.add_argument("--background", type=float, default=1.0, metavar="V", help="initial background statistic")
+    parser.add_argument(
+        "--background", type=finite_float, default=1.0, metavar="V", help="initial background statistic"
+    )
     parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="(default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")

@@ -18,11 +18,15 @@ from hypertune.cli.options import (
     add_plot_option,
     add_weight_constraint_options,
     names_option,
+    non_negative_float,
+    non_negative_int,
     parse_bounds,
+    seed,
 )
 from hypertune.errors import UsageError
 
 if TYPE_CHECKING:
+    from hypertune.tuners.base import Checkpoint
     from hypertune.tuners.mert import Mert
 
 EXAMPLE = """examples:
@@ -57,11 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_metric_options(parser)
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="coordinate", help="default: coordinate")
-    parser.add_argument("--restarts", type=int, default=0, help="random restarts besides the start point")
+    parser.add_argument("--restarts", type=non_negative_int, default=0, help="random restarts besides the start point")
     parser.add_argument(
-        "--random-directions", type=int, default=0, metavar="K", help="random directions per round (Cer et al. 2008)"
+        "--random-directions",
+        type=non_negative_int,
+        default=0,
+        metavar="K",
+        help="random directions per round (Cer et al. 2008)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     add_weight_constraint_options(parser)
     parser.add_argument(
         "--optimize",
@@ -77,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="none",
         help="score intervals over a window of neighbours (Cer et al. 2008)",
     )
-    parser.add_argument("--window", type=int, default=1, help="plateau window on each side (default 1)")
+    parser.add_argument("--window", type=non_negative_int, default=1, help="plateau window on each side (default 1)")
     parser.add_argument(
         "--normalize",
         choices=("l1", "none"),
@@ -86,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--prune-density",
-        type=float,
+        type=non_negative_float,
         default=0.0,
         metavar="N",
         help="lattices/hypergraphs: first keep the N edges per reference word whose best derivation "
@@ -131,7 +139,14 @@ def _progress_line(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards, report_tuning
+    from hypertune.cli.tuning import (
+        interruptible,
+        load_tuning_set,
+        load_weights,
+        local_shards,
+        open_shards,
+        report_tuning,
+    )
     from hypertune.tuners.corpus import ModelBest, prune_tuning_set
 
     if args.cluster:
@@ -139,7 +154,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--envelope-nbest runs in one process: the envelope derivations stay on the shards")
         with open_shards(args, args.prune_density) as shards:
             init, box = load_weights(args.init, shards, args)
-            result = _mert(args, box).fit_shards(shards, init)
+            pruned = f" on the graphs pruned to {args.prune_density:g} edges/word" if args.prune_density else ""
+            with interruptible(args, shards, pruned) as best:  # an interrupt shuts the cluster down on its way out
+                result = _mert(args, box, best).fit_shards(shards, init)
             details = f"{len(result.history)} start points, {result.line_searches} line searches, {shards.count} shards"
             if args.prune_density:  # the workers hold only their pruned shards
                 details += f", scored on the graphs pruned to {args.prune_density:g} edges/word"
@@ -148,11 +165,13 @@ def run(args: argparse.Namespace) -> int:
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
         tuning_set = prune_tuning_set(tuning_set, init, args.prune_density)
-    mert = _mert(args, box)
     shards = local_shards(args, tuning_set)  # --shards N in this process: the cluster's code path, the same result
     if shards is not None and args.envelope_nbest:
         raise UsageError("--envelope-nbest runs unsharded: the envelope derivations stay on the shards")
-    result = mert.fit(tuning_set, init) if shards is None else mert.fit_shards(shards, init)
+    pruned = f" on the graphs pruned to {args.prune_density:g} edges/word" if tuning_set is not given else ""
+    with interruptible(args, tuning_set, pruned) as best:
+        mert = _mert(args, box, best)
+        result = mert.fit(tuning_set, init) if shards is None else mert.fit_shards(shards, init)
     if args.envelope_nbest and result.envelope_derivations is None:
         raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
     details = f"{len(result.history)} start points, {result.line_searches} line searches"
@@ -168,7 +187,9 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _mert(args: argparse.Namespace, box: tuple[dict[str, float], dict[str, float]] | None) -> Mert:
+def _mert(
+    args: argparse.Namespace, box: tuple[dict[str, float], dict[str, float]] | None, checkpoint: Checkpoint
+) -> Mert:
     from hypertune.tuners.mert import Mert
 
     report = _progress_line if show_progress(args) else None
@@ -189,4 +210,5 @@ def _mert(args: argparse.Namespace, box: tuple[dict[str, float], dict[str, float
         envelope=args.envelope,
         progress=report,
         collect_envelopes=bool(args.envelope_nbest),
+        checkpoint=checkpoint,
     )

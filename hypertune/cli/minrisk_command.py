@@ -34,6 +34,12 @@ def register(subparsers: Any) -> None:
         add_metric_options,
         add_plot_option,
         add_weight_constraint_options,
+        finite_float,
+        non_negative_float,
+        non_negative_int,
+        positive_float,
+        positive_int,
+        seed,
     )
 
     parser = subparsers.add_parser(
@@ -49,40 +55,46 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
     add_metric_options(parser)
     parser.add_argument("--objective", choices=OBJECTIVES, default="xbleu", help="default: xbleu")
-    parser.add_argument("--scale", type=float, default=1.0, metavar="G", help="γ of p ∝ exp(γ·w·h) (default 1)")
+    parser.add_argument("--scale", type=finite_float, default=1.0, metavar="G", help="γ of p ∝ exp(γ·w·h) (default 1)")
     parser.add_argument("--optimize-scale", action="store_true", help="optimize γ jointly with the weights")
-    parser.add_argument("--entropy", type=float, default=0.0, metavar="T", help="minimize L - T·H (default 0)")
+    parser.add_argument("--entropy", type=finite_float, default=0.0, metavar="T", help="minimize L - T·H (default 0)")
     parser.add_argument(
         "--anneal",
         metavar="START:FACTOR:FLOOR",
         help="deterministic annealing of T (e.g. 1000:0.5:0.001), then quenching of γ (Smith & Eisner 2006)",
     )
     parser.add_argument(
-        "--quench-max", type=float, default=64.0, metavar="G", help="quenching doubles γ up to G (default 64)"
+        "--quench-max", type=positive_float, default=64.0, metavar="G", help="quenching doubles γ up to G (default 64)"
     )
-    parser.add_argument("--l2", type=float, default=0.0, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default 0)")
-    parser.add_argument("--l1", type=float, default=0.0, metavar="L", help="L1 weight, by OWL-QN (default 0)")
+    parser.add_argument(
+        "--l2", type=non_negative_float, default=0.0, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default 0)"
+    )
+    parser.add_argument(
+        "--l1", type=non_negative_float, default=0.0, metavar="L", help="L1 weight, by OWL-QN (default 0)"
+    )
     parser.add_argument(
         "--smooth-bp",
-        type=float,
+        type=non_negative_float,
         default=0.0,
         metavar="TAU",
         help="xbleu: smooth brevity penalty -τ·log(1 + exp(-x/τ)) instead of min(0, x) (default 0: hard)",
     )
-    parser.add_argument("--linear-p", type=float, metavar="P", help="linear-bleu: unigram precision p")
-    parser.add_argument("--linear-r", type=float, metavar="R", help="linear-bleu: precision ratio r")
+    parser.add_argument("--linear-p", type=finite_float, metavar="P", help="linear-bleu: unigram precision p")
+    parser.add_argument("--linear-r", type=finite_float, metavar="R", help="linear-bleu: precision ratio r")
     parser.add_argument(
-        "--kbest", type=int, default=100, metavar="K", help="risk on lattices/forests: derivations per graph"
+        "--kbest", type=positive_int, default=100, metavar="K", help="risk on lattices/forests: derivations per graph"
     )
-    parser.add_argument("--iterations", type=int, default=100, metavar="N", help="L-BFGS iterations per run")
+    parser.add_argument(
+        "--iterations", type=non_negative_int, default=100, metavar="N", help="L-BFGS iterations per run"
+    )
     parser.add_argument(
         "--tolerance",
-        type=float,
+        type=non_negative_float,
         default=1e-7,
         metavar="F",
         help="a run stops when an iteration improves the objective by less than this fraction (default 1e-7)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="recorded with the result (nothing is random)")
+    parser.add_argument("--seed", type=seed, default=0, help="recorded with the result (nothing is random)")
     add_weight_constraint_options(parser)
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
@@ -108,18 +120,26 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, shards, shards, init)
 
 
+def shown(objective: str, value: float) -> str:
+    """An objective's value as a human summary shows it: xBLEU and risk (expected 1 - BLEU+1) on BLEU's 0-100
+    scale, as the BLEU beside them; linear BLEU's gain, which has no such scale, as it is."""
+    from hypertune.cli.common import percent
+
+    return percent(value) if objective in ("xbleu", "risk") else f"{value:.6g}"
+
+
 def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int:
     """Train (or evaluate) on ``data`` (the tuning set or its shards); ``tuning_set`` is what is reported."""
-    from hypertune.cli.common import emit, show_progress
+    from hypertune.cli.common import emit, percent, show_progress
     from hypertune.cli.options import names_option, parse_bounds
-    from hypertune.cli.tuning import report_tuning
+    from hypertune.cli.tuning import BestSoFar, interruptible, report_tuning
     from hypertune.tuners.minrisk import Annealing, MinRisk
 
     def report(entry: Any) -> None:
         sys.stderr.write(
             f"\r\x1b[Kminrisk: iteration {entry.iteration}: objective {entry.objective:.6g}, "
-            f"{args.objective} {entry.value:.6g}, BLEU {100 * entry.bleu:.2f} (T {entry.temperature:g}, "
-            f"γ {entry.scale:g})"
+            f"{args.objective} {shown(args.objective, entry.value)}, BLEU {percent(entry.bleu)} "
+            f"(T {entry.temperature:g}, γ {entry.scale:g})"
         )
         sys.stderr.flush()
 
@@ -141,6 +161,7 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int
         bounds=parse_bounds(args.bounds),
         seed=args.seed,
         progress=report if show_progress(args) and not args.evaluate else None,
+        checkpoint=(best := BestSoFar()),
     )
     if args.evaluate:
         found = tuner.evaluate(data, init)
@@ -149,11 +170,13 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int
         lines += [f"d/d{name} {value:.6g}" for name, value in found.gradient.items()]
         emit(args, "\n".join(lines), found.to_json())
         return 0
-    result = tuner.fit(data, init)
+    with interruptible(args, tuning_set, best=best):
+        result = tuner.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")
     details = (
-        f"{args.objective} {result.objective_before:.6g} -> {result.objective_after:.6g}, "
+        f"{args.objective} {shown(args.objective, result.objective_before)} -> "
+        f"{shown(args.objective, result.objective_after)}, "
         f"{len(result.history)} L-BFGS iterations"
     )
     return report_tuning(args, tuning_set, result, details)

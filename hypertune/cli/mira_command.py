@@ -35,6 +35,11 @@ def register(subparsers: Any) -> None:
         add_plot_option,
         add_prune_option,
         add_strict_option,
+        non_negative_float,
+        non_negative_int,
+        number,
+        positive_int,
+        seed,
     )
 
     parser = subparsers.add_parser(
@@ -72,13 +77,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--scfile", "-S", action="append", default=[], metavar="FILE", help="kbmira score file")
     parser.add_argument("--hgdir", "-H", action="append", default=[], metavar="DIR", help="kbmira hypergraph dir")
     parser.add_argument("--type", "-t", choices=("nbest", "hypergraph"), default=None, help="default: from the input")
-    parser.add_argument("-C", "--cparam", dest="C", type=float, default=0.01, help="step cap C (default 0.01)")
-    parser.add_argument("--decay", "-D", type=float, default=0.999, help="background decay (default 0.999)")
-    parser.add_argument("--epochs", "--iters", "-J", type=int, default=60, help="epochs (default 60)")
+    parser.add_argument(
+        "-C", "--cparam", dest="C", type=non_negative_float, default=0.01, help="step cap C (default 0.01)"
+    )
+    parser.add_argument("--decay", "-D", type=number(0.0, 1.0), default=0.999, help="background decay (default 0.999)")
+    parser.add_argument("--epochs", "--iters", "-J", type=positive_int, default=60, help="epochs (default 60)")
     add_prune_option(parser)
     parser.add_argument("--model-bg", action="store_true", help="background absorbs the model-best, not the hope")
     parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
-    parser.add_argument("--seed", "--random-seed", "-r", type=int, default=0, help="shuffling seed (default 0)")
+    parser.add_argument("--seed", "--random-seed", "-r", type=seed, default=0, help="shuffling seed (default 0)")
     parser.add_argument("--gain", choices=("background", "bleu+1"), default="background", help="sentence gain")
     parser.add_argument("--accumulate", action="store_true", help="hypergraphs: reuse earlier hopes and fears")
     parser.add_argument("--out", "--output-file", "-o", metavar="W", help="write the tuned weights here")
@@ -95,7 +102,7 @@ def register(subparsers: Any) -> None:
     add_strict_option(parser)
     parser.add_argument(
         "--select",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="K",
         help="with shards (--cluster/--shards): mix only the K features of largest l2 norm across shards, the "
@@ -147,9 +154,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, started: float) -> int:
     """Train on ``data`` (the tuning set, or its shards: iterative parameter mixing); report ``tuning_set``."""
-    from hypertune.cli.common import percent, show_progress
-    from hypertune.cli.tuning import report_tuning
-    from hypertune.tuners.mira import Mira
+    from hypertune.cli.common import percent
+    from hypertune.cli.tuning import interruptible, report_tuning
 
     load_seconds = time.perf_counter() - started
 
@@ -160,7 +166,27 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
             file=sys.stderr,
         )
 
-    mira = Mira(
+    kbest = getattr(tuning_set, "is_kbest", False)  # shards: not known here
+    graphs = args.type == "hypergraph" or (not args.type and not kbest)
+    pruned = f" on the graphs pruned to {args.prune_density:g} edges/word" if args.prune_density and graphs else ""
+    with interruptible(args, tuning_set, pruned) as best:
+        result = _mira(args, report, best).fit(data, initial)
+    result.timing["load"] = load_seconds
+    result.timing["total"] = result.seconds = time.perf_counter() - started
+    mixing = f", mixing {data.count} shards" if data is not tuning_set or args.cluster else ""
+    pruned = ""
+    if result.pruned_score_after is not None:  # epochs were scored on the pruned graphs; the summary on the inputs
+        pruned = f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
+    details = f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}{pruned}"
+    return report_tuning(args, tuning_set, result, details)
+
+
+def _mira(args: argparse.Namespace, report: Any, checkpoint: Any) -> Any:
+    """The tuner of the command's options (``report``: the epoch lines on a terminal)."""
+    from hypertune.cli.common import show_progress
+    from hypertune.tuners.mira import Mira
+
+    return Mira(
         C=args.C,
         decay=args.decay,
         epochs=args.epochs,
@@ -173,13 +199,5 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
         mode=args.type or "auto",
         select=args.select,
         progress=report if show_progress(args) else None,
+        checkpoint=checkpoint,
     )
-    result = mira.fit(data, initial)
-    result.timing["load"] = load_seconds
-    result.timing["total"] = result.seconds = time.perf_counter() - started
-    mixing = f", mixing {data.count} shards" if data is not tuning_set or args.cluster else ""
-    pruned = ""
-    if result.pruned_score_after is not None:  # epochs were scored on the pruned graphs; the summary on the inputs
-        pruned = f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
-    details = f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}{pruned}"
-    return report_tuning(args, tuning_set, result, details)

@@ -12,6 +12,87 @@ import math
 from hypertune.choices import CACHE_ENVIRONMENT, ENVELOPES, GRAPH_FORMATS, METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS
 from hypertune.errors import UsageError
 
+# ---------------------------------------------------------------------- option value types
+# argparse types, one per kind of value, so that a bad value is argparse's one-line usage error (exit 2) before
+# any work, with the same words on every command; a command's own checks are for options that depend on each other.
+
+#: The largest seed: numpy's, Python's and the decoders' generators all take 32-bit seeds.
+MAX_SEED = 2**32 - 1
+#: The largest count an option takes (counts end up in 64-bit integer arrays).
+MAX_COUNT = 2**63 - 1
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer from 0 to 2**32 - 1."""
+    value = _integer(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to {MAX_SEED}, got {text!r}")
+    return value
+
+
+def integer(minimum: int = 0, maximum: int = MAX_COUNT):  # noqa: ANN201 - an argparse type
+    """An argparse type: an integer from ``minimum`` to ``maximum``."""
+
+    def parse(text: str) -> int:
+        value = _integer(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {text!r}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+#: The most threads an option asks for.
+MAX_THREADS = 4096
+#: The largest BLEU n-gram order.
+MAX_ORDER = 100
+
+positive_int = integer(1)
+non_negative_int = integer(0)
+max_order = integer(1, MAX_ORDER)
+
+
+def number(minimum: float = -math.inf, maximum: float = math.inf, above: float | None = None):  # noqa: ANN201
+    """An argparse type: a finite number from ``minimum`` to ``maximum`` (or, with ``above``, greater than it)."""
+
+    def parse(text: str) -> float:
+        value = _float(text)
+        if above is not None and not value > above:
+            raise argparse.ArgumentTypeError(f"must be greater than {above:g}, got {text!r}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {text!r}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:g}, got {text!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+finite_float = number()
+positive_float = number(above=0.0)
+non_negative_float = number(minimum=0.0)
+
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -31,7 +112,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--refs-per-sentence",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="one interleaved reference file with N references per sentence",
     )
@@ -64,7 +145,12 @@ def add_one_graph_options(parser: argparse.ArgumentParser) -> None:
     add_graph_format_option(parser)
     add_strict_option(parser)
     parser.add_argument(
-        "--graph", dest="index", type=int, default=0, metavar="I", help="which graph of the file (default 0)"
+        "--graph",
+        dest="index",
+        type=non_negative_int,
+        default=0,
+        metavar="I",
+        help="which graph of the file (default 0)",
     )
 
 
@@ -73,7 +159,7 @@ def add_prune_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
     parser.add_argument(
         "--prune-density",
         "--hg-prune",
-        type=float,
+        type=non_negative_float,
         default=50.0,
         metavar="N",
         help="keep N edges per reference word in hypergraphs; 0 = no pruning (default 50)",
@@ -97,7 +183,13 @@ def add_envelope_options(parser: argparse.ArgumentParser) -> None:
         help="lattices/hypergraphs: find the goal envelope by Viterbi probing (default; fast) or by the "
         "inside pass in the envelope semiring (the same envelopes)",
     )
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="threads for per-sentence envelopes")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=integer(0, MAX_THREADS),
+        default=None,
+        help="threads for per-sentence envelopes (0: all cores)",
+    )
 
 
 def add_weight_constraint_options(parser: argparse.ArgumentParser) -> None:
@@ -157,7 +249,7 @@ def add_metric_options(parser: argparse.ArgumentParser, default: str = "bleu") -
         default=None,
         help="BLEU reference length (default: closest; ibm-bleu: ibm)",
     )
-    parser.add_argument("--max-order", type=int, default=4, help="BLEU n-gram order (default 4)")
+    parser.add_argument("--max-order", type=max_order, default=4, help="BLEU n-gram order (default 4)")
 
 
 def add_cluster_options(parser: argparse.ArgumentParser, shards_change_results: bool = True) -> None:
@@ -176,7 +268,10 @@ def add_cluster_options(parser: argparse.ArgumentParser, shards_change_results: 
         else "; the result does not depend on it"
     )
     parser.add_argument(
-        "--shards", type=int, metavar="N", help=f"cut the tuning set into N shards (default: one per worker){extra}"
+        "--shards",
+        type=positive_int,
+        metavar="N",
+        help=f"cut the tuning set into N shards (default: one per worker){extra}",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from hypertune.cli import COMMANDS
@@ -28,7 +29,15 @@ def register(subparsers: Any) -> None:
     from hypertune.choices import ORACLE_MAX_EXPANSIONS as MAX_EXPANSIONS
     from hypertune.choices import ORACLE_METHODS as METHODS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_cluster_options, add_input_options, add_metric_options, add_plot_option
+    from hypertune.cli.options import (
+        add_cluster_options,
+        add_input_options,
+        add_metric_options,
+        add_plot_option,
+        finite_float,
+        positive_int,
+        seed,
+    )
 
     parser = subparsers.add_parser(
         "oracle",
@@ -52,18 +61,26 @@ def register(subparsers: Any) -> None:
         "sentences one at a time in a seeded order"
     )  # fmt: skip
     parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="model weights (default 0)")
-    parser.add_argument("--linear-p", type=float, metavar="P", help="linear: unigram precision p")
-    parser.add_argument("--linear-r", type=float, metavar="R", help="linear: precision ratio r")
-    parser.add_argument("--beam", "-k", type=int, default=1, metavar="K", help="partial: states per node (default 1)")
+    parser.add_argument("--linear-p", type=finite_float, metavar="P", help="linear: unigram precision p")
+    parser.add_argument("--linear-r", type=finite_float, metavar="R", help="linear: precision ratio r")
     parser.add_argument(
-        "--max-strings", type=int, default=100_000, metavar="N", help="exact: most distinct strings enumerated per "
-        "graph (default 100000)"
-    )  # fmt: skip
+        "--beam", "-k", type=positive_int, default=1, metavar="K", help="partial: states per node (default 1)"
+    )
     parser.add_argument(
-        "--max-expansions", type=int, default=MAX_EXPANSIONS, metavar="N", help="exact: most partial derivations "
-        f"the branch and bound expands per graph (default {MAX_EXPANSIONS})"
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="corpus --variant sentence-order: the order's seed")
+        "--max-strings",
+        type=positive_int,
+        default=100_000,
+        metavar="N",
+        help="exact: most distinct strings enumerated per graph (default 100000)",
+    )
+    parser.add_argument(
+        "--max-expansions",
+        type=positive_int,
+        default=MAX_EXPANSIONS,
+        metavar="N",
+        help=f"exact: most partial derivations the branch and bound expands per graph (default {MAX_EXPANSIONS})",
+    )
+    parser.add_argument("--seed", type=seed, default=0, help="corpus --variant sentence-order: the order's seed")
     parser.add_argument("--out", "-o", metavar="FILE", help="write the oracle translations, one per line")
     parser.add_argument(
         "--nbest", action="store_true", help="with --out: write a Moses n-best list (sentence ids, features)"
@@ -75,13 +92,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.common import emit, percent, write_or_print
+    from hypertune import interrupts
+    from hypertune.cli.common import emit, percent
     from hypertune.cli.tuning import tuning_input
-    from hypertune.errors import UsageError
-    from hypertune.formats.io import write_atomically
-    from hypertune.formats.nbest import write_moses
-    from hypertune.hypergraph import from_kbest
-    from hypertune.symbols import Vocabulary
+    from hypertune.errors import HypertuneError, UsageError
     from hypertune.tuners.oracle import OracleSearch
 
     if args.nbest and not args.out:
@@ -98,24 +112,21 @@ def run(args: argparse.Namespace) -> int:
         max_strings=args.max_strings,
         max_expansions=args.max_expansions,
         seed=args.seed,
+        keep_going=True,  # a sentence beyond --max-expansions/--max-strings: the others are still searched
+        progress=(ticker := _Ticker(args)),
+        checkpoint=(kept := []).append,  # the sentences found so far, kept if the run is interrupted
     )
     with tuning_input(args, args.weights) as (tuning_set, data, weights):  # --cluster: searched on the workers
-        result = search.run(data, weights)
-    texts = "".join(f"{o.text}\n" for o in result.oracles)
-    if args.out and args.nbest:
-        lists = [
-            from_kbest(
-                [(o.words, o.features)],
-                tuning_set.feature_space,
-                getattr(tuning_set, "vocabulary", None) or Vocabulary(),  # a cluster's shards: words as text
-                metadata={"totals": [o.model_score]},
-                sentence_id=sid,
-            )
-            for o, sid in zip(result.oracles, tuning_set.sentence_ids, strict=True)
-        ]
-        write_or_print(texts, args.out, "oracle translations", lambda: write_moses(lists, args.out))
-    elif args.out:
-        write_or_print(texts, args.out, "oracle translations", lambda: write_atomically(args.out, texts))
+        try:
+            with interrupts.deferred():  # Ctrl-C stops between sentences, or inside the branch and bound
+                result = search.run(data, weights)
+        except interrupts.Interrupted as stop:
+            ticker.clear()
+            raise stop.explained(_interrupted(args, tuning_set, kept, stop, data is tuning_set)) from None
+        ticker.clear()
+    finished = {o.sentence: o for o in result.oracles}  # all but the unfinished (--max-expansions, --max-strings)
+    if finished and args.out:  # nothing finished, nothing written: the error says so
+        _write(args, tuning_set, result.oracles, args.out)
     if args.plot:
         import numpy as np
 
@@ -124,12 +135,14 @@ def run(args: argparse.Namespace) -> int:
 
         w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
         model = np.asarray(tuning_set.score(ModelBest(tuning_set).stats(w)), dtype=np.float64).reshape(-1)
+        model = model[[o.sentence for o in result.oracles]]  # the finished sentences'
         plot_oracles(model, np.asarray([o.score for o in result.oracles]), args.plot, args.metric)
     ids = tuning_set.sentence_ids
-    lines = [f"{ids[o.sentence]}\t{o.score:.4f}\t{o.text}" for o in result.oracles] if not args.out else []
+    lines = [f"{ids[o.sentence]}\t{percent(o.score)}\t{o.text}" for o in result.oracles] if not args.out else []
+    count = f"{len(finished)} finished of {len(tuning_set)}" if result.unfinished else str(len(tuning_set))
     lines.append(
-        f"oracle BLEU {percent(result.bleu)} ({len(tuning_set)} sentences, method {result.method}, "
-        f"{result.seconds:.2f} s)" + (f"; written to {args.out}" if args.out else "")
+        f"oracle BLEU {percent(result.bleu)} ({count} sentences, method {result.method}, "
+        f"{result.seconds:.2f} s)" + (f"; written to {args.out}" if args.out and finished else "")
     )
     payload = {
         "oracle_bleu": result.bleu,
@@ -140,8 +153,100 @@ def run(args: argparse.Namespace) -> int:
             for o in result.oracles
         ],
         "seconds": result.seconds,
-        "output": args.out,
+        "output": args.out if finished else None,
         **result.details,
     }
+    if result.unfinished:
+        payload["unfinished"] = [{"id": ids[s], "reason": reason} for s, reason in result.unfinished]
     emit(args, "\n".join(lines), payload)
+    if result.unfinished:
+        raise HypertuneError(_unfinished(args, result.unfinished, ids, len(tuning_set), len(finished)))
     return 0
+
+
+def _write(args: argparse.Namespace, tuning_set: Any, oracles: list, path: str) -> None:
+    """The oracles to ``path``: one line per sentence (an empty one for a sentence without an oracle), or with
+    ``--nbest`` a Moses n-best list of the sentences that have one."""
+    from hypertune.cli.common import write_or_print
+    from hypertune.formats.io import write_atomically
+    from hypertune.formats.nbest import write_moses
+    from hypertune.hypergraph import from_kbest
+    from hypertune.symbols import Vocabulary
+
+    found = {o.sentence: o for o in oracles}
+    texts = "".join(f"{found[s].text}\n" if s in found else "\n" for s in range(len(tuning_set)))
+    if args.nbest:
+        lists = [
+            from_kbest(
+                [(o.words, o.features)],
+                tuning_set.feature_space,
+                getattr(tuning_set, "vocabulary", None) or Vocabulary(),  # a cluster's shards: words as text
+                metadata={"totals": [o.model_score]},
+                sentence_id=tuning_set.sentence_ids[o.sentence],
+            )
+            for o in oracles
+        ]
+        write_or_print(texts, path, "oracle translations", lambda: write_moses(lists, path))
+    else:
+        write_or_print(texts, path, "oracle translations", lambda: write_atomically(path, texts))
+
+
+def _interrupted(args: argparse.Namespace, tuning_set: Any, kept: list, stop: Any, local: bool) -> str:
+    """Keep what an interrupted search found: the finished sentences' oracles beside the output
+    (``OUT.interrupted``, as ``--out`` is written), or on stdout as the summary lists them (under ``--json``:
+    ``interrupted`` and ``sentences``); the one line. Shards (``local`` false) keep theirs to themselves."""
+    from hypertune.cli.common import emit, percent
+
+    head = f"interrupted ({stop.name})"
+    if not local:
+        return f"{head}; nothing written (the shards' oracles stay on the workers)"
+    if not kept:
+        return f"{head}; no sentence finished, nothing written"
+    some = f"the finished sentences' oracles ({len(kept)} of {len(tuning_set)})"
+    if args.out and args.out != "-":
+        path = f"{args.out}.interrupted"
+        _write(args, tuning_set, kept, path)
+        gaps = "" if args.nbest else ", an empty line for each sentence not searched"
+        return f"{head}; {some} written to {path}{gaps}"
+    ids = tuning_set.sentence_ids
+    sentences = [{"id": ids[o.sentence], "text": o.text, "score": o.score, "model_score": o.model_score} for o in kept]
+    lines = "\n".join(f"{ids[o.sentence]}\t{percent(o.score)}\t{o.text}" for o in kept)
+    emit(args, lines, {"interrupted": stop.name, "sentences": sentences, "output": None})
+    return f"{head}; {some} printed on stdout"
+
+
+class _Ticker:
+    """``OracleSearch``'s progress: the sentences done, drawn as a counter on a terminal (:func:`show_progress`)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from hypertune.cli.common import show_progress
+
+        self.done, self.shown = 0, show_progress(args)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done = done
+        if self.shown:
+            sys.stderr.write(f"\r\x1b[Koracle: {done}/{total} sentences")
+            sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _unfinished(args: argparse.Namespace, unfinished: list, ids: Any, total: int, finished: int) -> str:
+    """The one-line error of a run that left sentences unfinished: the first one's reason (which says which limit
+    to raise), the others named, and where the finished sentences went."""
+    names = [str(ids[s]) for s, _ in unfinished]
+    head = unfinished[0][1]
+    if len(names) > 1:
+        listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        head = f"{len(names)} of {total} sentences unfinished ({listed}); the first, {head}"
+    if not finished:
+        return f"{head}; no sentence finished, nothing written"
+    some = f"the finished sentences' oracles ({finished} of {total})"
+    if args.out:
+        gaps = "" if args.nbest else ", an empty line for each unfinished one"
+        return f"{head}; {some} are written to {args.out}{gaps}"
+    return f"{head}; {some} are printed on stdout"

@@ -56,7 +56,17 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     )
     from hypertune.choices import TRAIN_OPTIMIZERS as OPTIMIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_cluster_options, add_input_options, add_metric_options, add_plot_option
+    from hypertune.cli.options import (
+        add_cluster_options,
+        add_input_options,
+        add_metric_options,
+        add_plot_option,
+        finite_float,
+        non_negative_float,
+        non_negative_int,
+        positive_int,
+        seed,
+    )
 
     parser = subparsers.add_parser(
         name,
@@ -71,17 +81,29 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     add_metric_options(parser)  # the reported metric's; the training gain's smoothing is --gain-smooth
     if with_loss:
         parser.add_argument("--loss", choices=LOSSES + STRUCTURED_LOSSES, default="pro", help="default: pro")
-    parser.add_argument("--l2", type=float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)")
-    parser.add_argument("--l1", type=float, default=0.0, metavar="L", help="L1 weight of λ‖w‖₁, by OWL-QN (default 0)")
+    parser.add_argument(
+        "--l2", type=non_negative_float, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default: the loss's, see docs)"
+    )
+    parser.add_argument(
+        "--l1", type=non_negative_float, default=0.0, metavar="L", help="L1 weight of λ‖w‖₁, by OWL-QN (default 0)"
+    )
     parser.add_argument(
         "--optimizer",
-        choices=OPTIMIZERS + ONLINE_OPTIMIZERS,
+        choices=OPTIMIZERS + ONLINE_OPTIMIZERS if with_loss else OPTIMIZERS,  # pro is batch PRO: no online options
         default="auto",
-        help="batch: lbfgs, or owlqn for L1; online: perceptron, pa, arow, sgd, adagrad (default: auto, the loss's)",
+        help="batch: lbfgs, or owlqn for L1; online: perceptron, pa, arow, sgd, adagrad (default: auto, the loss's)"
+        if with_loss
+        else "lbfgs, or owlqn for L1 (default: auto)",
     )
-    parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pl: the top of each list scored (5)")
-    parser.add_argument("--sample", type=int, default=30, metavar="M", help="pl: candidates kept per list (30)")
-    parser.add_argument("--kbest", type=int, default=100, metavar="K", help="lattices/forests: derivations each")
+    parser.add_argument(
+        "--top-k", type=positive_int, default=5, metavar="K", help="pl: the top of each list scored (5)"
+    )
+    parser.add_argument(
+        "--sample", type=positive_int, default=30, metavar="M", help="pl: candidates kept per list (30)"
+    )
+    parser.add_argument(
+        "--kbest", type=positive_int, default=100, metavar="K", help="lattices/forests: derivations each"
+    )
     parser.add_argument(
         "--gain-smooth", choices=GAIN_SMOOTHINGS, default="plus1", help="the sentence gain: BLEU+1 (default) or Moses's"
     )
@@ -92,12 +114,14 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
         help="pro/ranking: accept sampled pairs whose gains differ by > 0.05 (threshold, Moses; default) or by "
         "cdec's sigmoid rule",
     )
-    parser.add_argument("--interpolate", type=float, default=1.0, metavar="B", help="β·w_new + (1 − β)·w_init")
-    parser.add_argument("--iterations", type=int, default=200, metavar="N", help="most L-BFGS iterations (200)")
+    parser.add_argument("--interpolate", type=finite_float, default=1.0, metavar="B", help="β·w_new + (1 − β)·w_init")
+    parser.add_argument(
+        "--iterations", type=non_negative_int, default=200, metavar="N", help="most L-BFGS iterations (200)"
+    )
     if with_loss:
         add_online_options(parser)
     parser.add_argument("--normalize", choices=("l1", "none"), default="l1", help="divide by the L1 norm (default)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_cluster_options(parser)
@@ -109,19 +133,32 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
 def add_online_options(parser: argparse.ArgumentParser) -> None:
     """The options of the online optimizers and structured losses (docs/tuners.md)."""
     from hypertune.choices import L1_METHODS
-    from hypertune.cli.options import add_prune_option
+    from hypertune.cli.options import (
+        add_prune_option,
+        finite_float,
+        non_negative_float,
+        non_negative_int,
+        positive_float,
+        positive_int,
+    )
 
     group = parser.add_argument_group("online optimizers and structured losses")
-    group.add_argument("--epochs", type=int, default=15, metavar="N", help="passes over the sentences (15)")
-    group.add_argument("--learning-rate", type=float, metavar="ETA", help="sgd/adagrad step size (default: the loss's)")
-    group.add_argument("-C", type=float, default=0.01, metavar="C", help="pa: PA-I's largest step (0.01, as MIRA)")
-    group.add_argument("--arow-r", type=float, default=1.0, metavar="R", help="arow: its regularizer r (1)")
+    group.add_argument("--epochs", type=positive_int, default=15, metavar="N", help="passes over the sentences (15)")
+    group.add_argument(
+        "--learning-rate", type=positive_float, metavar="ETA", help="sgd/adagrad step size (default: the loss's)"
+    )
+    group.add_argument(
+        "-C", type=non_negative_float, default=0.01, metavar="C", help="pa: PA-I's largest step (0.01, as MIRA)"
+    )
+    group.add_argument("--arow-r", type=positive_float, default=1.0, metavar="R", help="arow: its regularizer r (1)")
     group.add_argument("--l1-method", choices=L1_METHODS, default="fobos", help="how sgd/adagrad apply --l1")
-    group.add_argument("--minibatch", type=int, default=1, metavar="B", help="sentences per update (1)")
-    group.add_argument("--cost-scale", type=float, metavar="A", help="α of the cost α·(1 − BLEU+1) (loss's default)")
+    group.add_argument("--minibatch", type=positive_int, default=1, metavar="B", help="sentences per update (1)")
+    group.add_argument(
+        "--cost-scale", type=finite_float, metavar="A", help="α of the cost α·(1 − BLEU+1) (loss's default)"
+    )
     group.add_argument(
         "--cccp-passes",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="T",
         help="ramp: fix the hopes for rounds of T epochs, as rampion's CCCP (rampion: 5; default 0, every visit)",
@@ -135,7 +172,7 @@ def add_online_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--select",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="K",
         help="with shards (--cluster/--shards; iterative parameter mixing): mix only the K features of largest l2 "
@@ -156,6 +193,7 @@ def _run_online(args: argparse.Namespace) -> int:
     """A structured loss, or a batch loss with an online optimizer, sentence by sentence; with ``--cluster`` or
     ``--shards`` by iterative parameter mixing over the shards (docs/distributed.md)."""
     from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import BestSoFar
     from hypertune.errors import UsageError
     from hypertune.tuners.online import ONLINE_OPTIMIZERS, OnlineTrainer
 
@@ -195,6 +233,7 @@ def _run_online(args: argparse.Namespace) -> int:
         seed=args.seed,
         select=args.select,
         progress=report if show_progress(args) else None,
+        checkpoint=(best := BestSoFar()),
     )
     return _fit_and_report(
         args,
@@ -204,6 +243,7 @@ def _run_online(args: argparse.Namespace) -> int:
             f"{len(result.history)}, {result.nonzero} of {result.features} weights nonzero"
         ),
         "shards mixed",
+        best,
     )
 
 
@@ -211,6 +251,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     """A batch loss minimized by L-BFGS / OWL-QN; with ``--cluster`` or ``--shards`` over shards (partial losses
     and gradients summed in shard order)."""
     from hypertune.cli.common import show_progress
+    from hypertune.cli.tuning import BestSoFar
     from hypertune.errors import UsageError
     from hypertune.tuners.train import Trainer
 
@@ -249,6 +290,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         seed=args.seed,
         progress=report if show_progress(args) else None,
+        checkpoint=(best := BestSoFar()),
     )
     return _fit_and_report(
         args,
@@ -257,17 +299,21 @@ def _run_batch(args: argparse.Namespace) -> int:
             f"{result.loss} loss {result.loss_before:.6g} -> {result.loss_after:.6g}, {len(result.history)} iterations"
         ),
         "shards",
+        best,
     )
 
 
-def _fit_and_report(args: argparse.Namespace, tuner: Any, describe: Callable[[Any], str], shards: str) -> int:
+def _fit_and_report(
+    args: argparse.Namespace, tuner: Any, describe: Callable[[Any], str], shards: str, best: Any
+) -> int:
     """Fit ``tuner`` from ``--init`` on the command's tuning set, its ``--shards`` or the ``--cluster``
-    (:func:`~hypertune.cli.tuning.tuning_input`), and report it with ``describe(result)`` (and the shards)."""
+    (:func:`~hypertune.cli.tuning.tuning_input`), and report it with ``describe(result)`` (and the shards).
+    ``best``: the tuner's checkpoint, saved if the run is interrupted (:func:`~hypertune.cli.tuning.interruptible`)."""
     from hypertune.cli.common import show_progress
-    from hypertune.cli.tuning import report_tuning, tuning_input
+    from hypertune.cli.tuning import interruptible, report_tuning, tuning_input
     from hypertune.tuners.corpus import TuningSet
 
-    with tuning_input(args, args.init) as (tuning_set, data, init):
+    with tuning_input(args, args.init) as (tuning_set, data, init), interruptible(args, tuning_set, best=best):
         result = tuner.fit(data, init)
     if show_progress(args):
         sys.stderr.write("\n")

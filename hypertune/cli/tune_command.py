@@ -22,7 +22,9 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+from hypertune import interrupts
 from hypertune.cli import COMMANDS
+from hypertune.errors import HypertuneError
 
 #: The tuners ``--tuner`` offers: each is the tuning command of that name (module ``cli/<name>_command.py``).
 TUNERS = ("mert", "mira", "minrisk", "train", "pro")
@@ -64,6 +66,7 @@ class _TuneParser(argparse.ArgumentParser):
 def register(subparsers: Any) -> None:
     from hypertune.choices import ACCUMULATE, WEIGHTS_FORMATS
     from hypertune.cli.common import add_output_options
+    from hypertune.cli.options import non_negative_float, positive_int, seed
 
     parser = subparsers.add_parser(
         "tune",
@@ -86,7 +89,9 @@ def register(subparsers: Any) -> None:
         "the new weights as {weights}; default: a plain 'name value' weights file",
     )
     parser.add_argument("--refs", nargs="+", required=True, metavar="REF", help="dev reference files (or a prefix)")
-    parser.add_argument("--refs-per-sentence", type=int, metavar="N", help="one interleaved file, N references each")
+    parser.add_argument(
+        "--refs-per-sentence", type=positive_int, metavar="N", help="one interleaved file, N references each"
+    )
     parser.add_argument(
         "--init",
         action="append",
@@ -95,8 +100,10 @@ def register(subparsers: Any) -> None:
         help="start weights, repeatable (later override earlier); default: those of --decoder-config",
     )
     parser.add_argument("--tuner", choices=TUNERS, default="mert", help="default: mert")
-    parser.add_argument("--iterations", type=int, default=10, metavar="N", help="most tunings (default 10)")
-    parser.add_argument("--kbest", type=int, default=100, metavar="K", help="n-best size, the {k} placeholder (100)")
+    parser.add_argument("--iterations", type=positive_int, default=10, metavar="N", help="most tunings (default 10)")
+    parser.add_argument(
+        "--kbest", type=positive_int, default=100, metavar="K", help="n-best size, the {k} placeholder (100)"
+    )
     parser.add_argument(
         "--accumulate",
         choices=ACCUMULATE,
@@ -105,13 +112,21 @@ def register(subparsers: Any) -> None:
         "lattice: it writes {lattices}, joined over iterations; none: each iteration's output alone",
     )
     parser.add_argument(
-        "--epsilon", type=float, default=1e-5, metavar="E", help="stop when no weight moves by E or more (1e-5)"
+        "--epsilon",
+        type=non_negative_float,
+        default=1e-5,
+        metavar="E",
+        help="stop when no weight moves by E or more (1e-5)",
     )
     parser.add_argument("--workdir", required=True, metavar="DIR", help="where every step is kept")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir from its last step")
-    parser.add_argument("--seed", type=int, default=0, help="the run's seed; iteration seeds derive from it (0)")
-    parser.add_argument("--runs", type=int, default=1, metavar="R", help="independent runs, seeds S..S+R-1 (1)")
-    parser.add_argument("--parallel", type=int, metavar="P", help="runs at once (default: one per core, at most R)")
+    parser.add_argument("--seed", type=seed, default=0, help="the run's seed; iteration seeds derive from it (0)")
+    parser.add_argument(
+        "--runs", type=positive_int, default=1, metavar="R", help="independent runs, seeds S..S+R-1 (1)"
+    )
+    parser.add_argument(
+        "--parallel", type=positive_int, metavar="P", help="runs at once (default: one per core, at most R)"
+    )
     parser.add_argument(
         "--average-weights",
         action="store_true",
@@ -180,6 +195,7 @@ class CommandStep:
     def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
         cluster = ["--cluster", self.cluster] if self.cluster else []
         args = self._namespace(inputs, init, out, seed, [*self.tuner_args, *cluster])
+        args.save_interrupted = False  # an interrupted tuning is done again on --resume; the loop says so
         captured = io.StringIO()
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
             warnings.simplefilter("always")
@@ -223,8 +239,6 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.errors import UsageError
     from hypertune.loop import check_template
 
-    if args.iterations < 1 or args.kbest < 1 or args.runs < 1 or (args.parallel is not None and args.parallel < 1):
-        raise UsageError("--iterations, --kbest, --runs and --parallel must be at least 1")
     if bool(args.test_decoder) != bool(args.test_refs):
         raise UsageError("--test-decoder and --test-refs go together")
     if not args.init and not args.decoder_config:
@@ -307,8 +321,14 @@ def _run_one(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     workdir = WorkDir(args.workdir)
-    with _cluster(args, step):
-        result = TuningLoop(settings, workdir, step, report, tick).run(resume=args.resume)
+    try:
+        with _cluster(args, step):
+            result = TuningLoop(settings, workdir, step, report, tick).run(resume=args.resume)
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = interrupts.as_interrupt(error)
+        if stop is None:
+            raise
+        raise stop.explained(_interrupted(args, workdir, stop)) from None
     payload = result.to_json()
     if args.test_decoder:
         payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
@@ -352,6 +372,35 @@ def _cluster(args: argparse.Namespace, step: CommandStep) -> Iterator[None]:
     with open_cluster(spec) as client:
         step.cluster = client.scheduler.address
         yield
+
+
+def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any) -> str:
+    """The one line of an interrupted loop: the work directory keeps every finished step (``--resume`` goes on
+    from there), and the weights of the best decoding so far are written beside ``--out`` (``OUT.interrupted``;
+    printed on stdout without ``--out``)."""
+    from hypertune.cli.common import percent
+    from hypertune.formats import read_weights
+    from hypertune.formats.weights import format_weights, write_weights
+
+    line = f"interrupted ({stop.name}); {args.workdir} keeps every finished step: continue with --resume"
+    history = (workdir.read_json("state.json") or {}).get("history", [])
+    decoded = [entry for entry in history if entry.get("bleu") is not None]
+    if not decoded:
+        return line
+    best = max(decoded, key=lambda entry: entry["bleu"])
+    i = best["iteration"]
+    weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
+    what = f"the best weights so far (iteration {i}, BLEU {percent(best['bleu'])})"
+    if args.out and args.out != "-":
+        path = f"{args.out}.interrupted"
+        try:
+            write_weights(weights, path, args.out_format)
+            return f"{line}; {what} written to {path}"
+        except (OSError, HypertuneError):
+            pass
+    text = format_weights(weights, args.out_format)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return f"{line}; {what} printed on stdout"
 
 
 def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_path: str) -> float:
@@ -406,7 +455,8 @@ def _run_many(args: argparse.Namespace) -> int:
     parallel = args.parallel or max(1, min(args.runs, os.cpu_count() or 1))
     head, tail = (args.argv, []) if "--" not in args.argv else _split(args.argv)
     results: dict[int, dict[str, Any]] = {}
-    with workdir.locked(), _one_local_cluster(args) as address:
+    running: list[tuple[int, subprocess.Popen, Any, Any]] = []
+    with workdir.locked(), _one_local_cluster(args) as address, _stopped_when_interrupted(args, running):
         workdir.check_config({"runs": args.runs, "seed": args.seed, "argv": _config_argv(args.argv)}, args.resume)
         if address:  # the runs share the one local cluster instead of starting one each
             head = [
@@ -415,7 +465,6 @@ def _run_many(args: argparse.Namespace) -> int:
                 for k, word in enumerate(head)
             ]  # fmt: skip
         pending = list(seeds)
-        running: list[tuple[int, subprocess.Popen, Any, Any]] = []
         while pending or running:
             while pending and len(running) < parallel:
                 seed = pending.pop(0)
@@ -435,8 +484,9 @@ def _run_many(args: argparse.Namespace) -> int:
                 running.append((seed, process, out, err))
                 if not (args.json or args.quiet):
                     print(f"run with seed {seed} started ({folder})", file=sys.stderr)
-            seed, process, out, err = running.pop(0)
-            status = process.wait()
+            seed, process, out, err = running[0]
+            status = process.wait()  # the run stays in running until it ends: an interrupt stops it too
+            running.pop(0)
             out.close()
             err.close()
             if status != 0:
@@ -480,6 +530,28 @@ def _run_many(args: argparse.Namespace) -> int:
     )
     emit(args, "\n".join(line.rstrip() for line in lines), payload)
     return 0
+
+
+@contextlib.contextmanager
+def _stopped_when_interrupted(args: argparse.Namespace, running: list[tuple[Any, ...]]) -> Iterator[None]:
+    """``--runs``: an interrupt stops the runs still going (SIGTERM: each keeps its finished steps) and waits for
+    them; the one line says that ``--resume`` goes on."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = interrupts.as_interrupt(error)
+        if stop is None:
+            raise
+        for _, process, *_files in running:
+            if process.poll() is None:
+                process.terminate()
+        for _, process, *files in running:
+            process.wait()
+            for handle in files:
+                handle.close()
+        raise stop.explained(
+            f"interrupted ({stop.name}); {args.workdir} keeps every run's finished steps: continue with --resume"
+        ) from None
 
 
 def _spread_line(label: str, values: dict[str, float]) -> str:

@@ -11,15 +11,17 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hypertune import interrupts
 from hypertune.cli.common import emit, percent, show_progress, write_or_print
-from hypertune.errors import InputError, UsageError
+from hypertune.errors import HypertuneError, InputError, UsageError
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.formats.extractor import read_featstat, sibling
 from hypertune.formats.input_cache import InputCache, Reader, cache_folder
 from hypertune.formats.io import read_head, read_text, require_rereadable
 from hypertune.formats.nbest import feature_order, read_zmert
-from hypertune.formats.registry import corpus_files
+from hypertune.formats.registry import SentenceIds, corpus_files, describe_sentence_ids
 from hypertune.formats.weights import (
+    check_round_trip,
     detect_weights_format,
     format_weights,
     parse_weights,
@@ -50,7 +52,7 @@ def graph_weights(paths: list[str], hg, strict: bool = False) -> Weights:  # noq
     if not paths:
         return Weights()
     weights = read_weights(paths)
-    check_feature_names(weights, hg.feature_space, " ".join(paths), strict)
+    check_feature_names(weights, hg.feature_space, " ".join(paths), strict, graphs=[hg])
     return weights
 
 
@@ -74,12 +76,14 @@ def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
     return parse_metric(spec)
 
 
-def load_graphs(args: argparse.Namespace) -> list:
-    """Every graph of the inputs, as read, sharing a feature space and vocabulary; sentences are assembled
+def load_graphs(args: argparse.Namespace) -> tuple[list, SentenceIds]:
+    """Every graph of the inputs, as read, sharing a feature space and vocabulary, and where their sentence ids
+    come from (:func:`~hypertune.formats.registry.describe_sentence_ids`); sentences are assembled
     (by id, accumulating repeated ids) by :meth:`TuningSet.from_corpus`. A FEATSTAT file is read with its
     SCORESTAT file: the one named like it, else the one given in the same position among the inputs."""
     space, vocabulary = FeatureSpace(), Vocabulary()
     graphs = []
+    read_from: list[tuple[str, list]] = []  # each input and its graphs, for describe_sentence_ids
     fmt, params = getattr(args, "format", None), getattr(args, "params", None)
     inputs = list(dict.fromkeys(args.inputs))
     kinds = {p: _extractor_kind(p) for p in inputs}
@@ -105,13 +109,14 @@ def load_graphs(args: argparse.Namespace) -> list:
             continue
         read = _reader(path, kinds[path], partner.get(path), fmt, params)
         if store is None:
-            graphs.extend(read(space, vocabulary))
-            continue
-        sources = corpus_files(path) if os.path.isdir(path) else [path]
-        sources += [p for p in (partner.get(path), params) if p]
-        options = f"{kinds[path]}|{fmt}|{partner.get(path)}|{params}"
-        graphs.extend(store.load(path, sources, options, read, space, vocabulary))
-    return graphs
+            read_from.append((path, read(space, vocabulary)))
+        else:
+            sources = corpus_files(path) if os.path.isdir(path) else [path]
+            sources += [p for p in (partner.get(path), params) if p]
+            options = f"{kinds[path]}|{fmt}|{partner.get(path)}|{params}|ids from file names"
+            read_from.append((path, store.load(path, sources, options, read, space, vocabulary)))
+        graphs.extend(read_from[-1][1])
+    return graphs, describe_sentence_ids(read_from)
 
 
 def _reader(path: str, kind: str | None, scorestat: str | None, fmt: str | None, params: str | None) -> Reader:
@@ -134,7 +139,7 @@ def _extractor_kind(path: str) -> str | None:
 def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> TuningSet:
     """The tuning set of the command's inputs and references: sentences matched to reference lines by id
     (:meth:`TuningSet.from_corpus`), the same for every tuning command."""
-    graphs = load_graphs(args)
+    graphs, naming = load_graphs(args)
     if not graphs:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, lattices or hypergraphs")
     precomputed = all(g.edge_stats is not None for g in graphs)
@@ -145,7 +150,7 @@ def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> T
     else:
         raise UsageError("--refs is required (only SCORESTAT input carries its own statistics)")
     metric = build_metric(args, graphs[0].vocabulary) if metric is None else metric
-    return TuningSet.from_corpus(graphs, references, metric)
+    return TuningSet.from_corpus(graphs, references, metric, naming, getattr(args, "strict", False))
 
 
 def load_weights(
@@ -166,8 +171,22 @@ def load_weights(
                 box = (low, high)
         else:
             weights.update(parse_weights(text, path))
-    check_feature_names(weights, tuning_set.feature_space, " ".join(paths), bool(getattr(args, "strict", False)))
+    graphs = getattr(tuning_set, "graphs", None)  # shards on a cluster: their names only
+    strict = bool(getattr(args, "strict", False))
+    check_feature_names(weights, tuning_set.feature_space, " ".join(paths), strict, graphs=graphs,
+                        params_option=hasattr(args, "params"))  # fmt: skip
+    if args is not None and getattr(args, "out", None) and getattr(args, "out_format", None):
+        _check_out_format(weights, tuning_set.feature_space, args.out_format)
     return weights, box
+
+
+def _check_out_format(start: Weights, space: FeatureSpace, out_format: str) -> None:
+    """Refuse, before any work, an ``--out-format`` that cannot hold every name the tuned weights may have
+    (the inputs' features and the start weights': a Z-MERT name with a blank in ``cdec`` lines, say), so that a
+    run never ends with weights it cannot write."""
+    names = Weights(dict.fromkeys(space.names, 0.0))
+    names.update(start)
+    check_round_trip(names, format_weights(names, out_format), out_format)
 
 
 def _positional_order(args: argparse.Namespace | None, tuning_set: TuningSet) -> list[str]:
@@ -190,7 +209,12 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
     :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence count and the output path."""
     if args.out:
         text = format_weights(result.weights, args.out_format)
-        write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+        try:
+            write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
+        except UsageError as error:  # names the format cannot hold: the weights, losslessly, on stdout
+            sys.stdout.write(format_weights(result.weights, "json"))
+            sys.stdout.flush()
+            raise InputError(f"{error}; the weights are printed on stdout as JSON instead", args.out) from None
     if getattr(args, "plot", None):
         from hypertune.cli.plots import plot_history
 
@@ -201,9 +225,86 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
         f"{result.metric.upper()} before {percent(result.bleu_before)} after {percent(result.bleu_after)} "
         f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s)"
     ]
+    naming = getattr(tuning_set, "naming", None)  # where the sentence ids come from (file names, ...)
+    if naming is not None:
+        payload["sentence_ids"] = naming.origin
+        summary += [naming.note] if naming.note else []
     summary.append(f"weights written to {args.out}" if args.out else format_weights(result.weights, args.out_format))
     emit(args, "\n".join(line.rstrip() for line in summary), payload)
     return 0
+
+
+class BestSoFar:
+    """A tuner's ``checkpoint`` (:data:`~hypertune.tuners.base.Checkpoint`): the last weights it reported -- the
+    best so far -- and their metric; ``None`` until it reports any."""
+
+    def __init__(self) -> None:
+        self.weights: Weights | None = None
+        self.score: float | None = None
+
+    def __call__(self, weights: Weights, score: float) -> None:
+        self.weights, self.score = weights.copy(), float(score)
+
+
+@contextmanager
+def interruptible(
+    args: argparse.Namespace,
+    described: TuningSet | Shards | None = None,
+    where: str = "",
+    best: BestSoFar | None = None,
+) -> Iterator[BestSoFar]:
+    """A tuner's run, for the ``with`` block; yields the tuner's ``checkpoint``. SIGINT and SIGTERM are held
+    until the tuner's next safe point (:func:`hypertune.interrupts.deferred`), where the run stops: the best
+    weights so far are saved (:func:`save_interrupted`) and the :class:`~hypertune.interrupts.Interrupted`
+    raised names them in the one line the command line prints (exit 130 or 143). ``described``: the tuning set
+    or shards, whose metric names the score; ``where``: what the score was measured on, when that is not the
+    inputs as given (``" on the graphs pruned to 50 edges/word"``); ``best``: the checkpoint, when the tuner was
+    made before the block (a new one otherwise)."""
+    best = BestSoFar() if best is None else best
+    try:
+        with interrupts.deferred():
+            yield best
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = interrupts.as_interrupt(error)
+        if stop is None:
+            raise
+        label = metric_label(described.metric) if described is not None else "score"
+        raise stop.explained(save_interrupted(args, best, stop, label, where)) from None
+
+
+def save_interrupted(
+    args: argparse.Namespace, best: BestSoFar, stop: interrupts.Interrupted, label: str, where: str = ""
+) -> str:
+    """Keep the best weights of an interrupted run: written beside the output, ``OUT.interrupted`` in
+    ``--out-format``; without ``--out`` (or if that write fails) printed on stdout in that format (under
+    ``--json``: one JSON object, ``interrupted``, the score and the weights). Returns the one-line message.
+    Nothing is kept when the tuner found nothing better than the start, or when the caller keeps the run's
+    work itself (``args.save_interrupted`` false: the tuning loop)."""
+    head = f"interrupted ({stop.name})"
+    if not getattr(args, "save_interrupted", True):
+        return head
+    if best.weights is None:
+        return f"{head} before the tuner found weights better than the start; nothing written"
+    weights, fmt = best.weights, getattr(args, "out_format", None) or "cdec"
+    score = f"{label} {percent(best.score or 0.0)}{where}"
+    out = getattr(args, "out", None)
+    failed = ""
+    if out and out != "-":
+        path = f"{out}.interrupted"
+        try:
+            write_weights(weights, path, fmt)
+            return f"{head}; the best weights so far ({score}) written to {path}"
+        except (OSError, HypertuneError) as error:
+            failed = f" (cannot write {path}: {getattr(error, 'strerror', None) or error})"
+    if getattr(args, "json", False):
+        key = base_metric_key(label)
+        emit(args, "", {"interrupted": stop.name, f"{key}_best": best.score, "metric": label,
+                        "weights": dict(weights), "output": None})  # fmt: skip
+    else:
+        text = format_weights(weights, fmt)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+    return f"{head}; the best weights so far ({score}) printed on stdout{failed}"
 
 
 def metric_key(metric: Metric) -> str:

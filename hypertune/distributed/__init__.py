@@ -21,7 +21,10 @@ when ``--cluster`` is given.
 
 from __future__ import annotations
 
-from hypertune.distributed.cluster import ClusterSpec, open_cluster, parse_cluster
-from hypertune.distributed.shards import DaskShards, ShardInfo, ShardLost
+from hypertune.distributed.cluster import ClusterSpec, open_cluster, parse_cluster, require_dask
+
+require_dask()  # before shards.py imports Dask: without it, a one-line error naming the extra to install
+
+from hypertune.distributed.shards import DaskShards, ShardInfo, ShardLost  # noqa: E402
 
 __all__ = ["ClusterSpec", "DaskShards", "ShardInfo", "ShardLost", "open_cluster", "parse_cluster"]

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from hypertune import interrupts
 from hypertune.errors import UsageError
 
 #: environment of every local worker process: one thread per process for numba, OpenMP and BLAS
@@ -66,12 +67,14 @@ def worker_environment(dask: Any) -> dict[str, str]:
     return environ
 
 
-def _import_dask() -> Any:
+def require_dask() -> Any:
+    """The ``distributed`` module, or a one-line usage error naming the extra to install (the package's
+    ``__init__`` calls this before anything imports Dask, so no command can end in a ModuleNotFoundError)."""
     try:
         import distributed
-    except ImportError:
+    except ImportError as error:
         raise UsageError(
-            "--cluster needs Dask distributed, which is not installed: pip install 'hypertune[dist]'"
+            f"--cluster needs Dask distributed, which is not installed ({error}): pip install 'hypertune[dist]'"
         ) from None
     return distributed
 
@@ -84,9 +87,11 @@ def open_cluster(
     and shut down with it). ``progress`` gets the dashboard's address when the scheduler serves one (it
     needs ``bokeh``). A scheduler that cannot be reached within ``timeout`` seconds is a one-line error."""
     spec = parse_cluster(spec) if isinstance(spec, str) else spec
-    distributed = _import_dask()
+    distributed = require_dask()
     for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler"):
         logging.getLogger(name).setLevel(logging.ERROR)  # a lost worker is reported once, by us
+        if _quiet_while_stopping not in logging.getLogger(name).filters:  # a signal to the process group
+            logging.getLogger(name).addFilter(_quiet_while_stopping)  # kills the workers: no news then
     cluster = None
     try:
         if spec.kind == "local":
@@ -95,6 +100,7 @@ def open_cluster(
             with (
                 dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(dask)}),
                 _environment_kept(),
+                _signals_ignored(),
             ):
                 cluster = distributed.LocalCluster(
                     n_workers=spec.workers,
@@ -117,10 +123,39 @@ def open_cluster(
         if progress is not None:
             progress(f"dask: {spec.describe()}" + (f", dashboard {link}" if link else " (no dashboard: needs bokeh)"))
         yield client
+    except KeyboardInterrupt:  # a signal to the process group reached the workers too: their going is no news
+        for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _quiet_while_stopping(record: logging.LogRecord) -> bool:
+    """A logging filter: nothing from Dask while a signal is pending (:func:`hypertune.interrupts.pending`)."""
+    return interrupts.pending() is None
+
+
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """SIGINT ignored while the local workers are spawned, so that they inherit it (an ignored signal stays
+    ignored across exec, and Python then installs no handler of its own): Ctrl-C on a terminal reaches the
+    whole process group, and the workers must not die of it, with tracebacks, while the client stops at its
+    next safe point and closes the cluster itself (:mod:`hypertune.interrupts`). A Ctrl-C during those seconds
+    is lost."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
 @contextmanager

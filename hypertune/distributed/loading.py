@@ -1,7 +1,8 @@
 """Shard-local loading: each worker reads only the files of its own shard (issue 19).
 
 An input that is a directory of one file per sentence (a Moses hgdir ``0.gz 1.gz ...``, or any directory of
-per-sentence files that :func:`~hypertune.formats.registry.corpus_files` orders by sentence id) is loaded in
+per-sentence files that :func:`~hypertune.formats.registry.corpus_files` orders by sentence id, each the
+sentence its name numbers: :func:`~hypertune.formats.registry.sentence_number`) is loaded in
 two rounds, so that no worker reads the whole corpus and every shard still equals the shard the whole read
 would have cut:
 
@@ -107,7 +108,7 @@ def read_files(plan: SentenceFiles, indices: Sequence[int]) -> dict[int, list[Hy
     for i in indices:
         path = plan.files[i]
         fmt = get_format(plan.format) if plan.format else detect_format(path)
-        out[i] = fmt.read(path, space, vocabulary)
+        out[i] = fmt.read_file(path, space, vocabulary)  # numbered by its name, as read_graphs numbers it
     return out
 
 

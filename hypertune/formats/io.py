@@ -5,6 +5,11 @@ standard input; pipes and process substitution (``<(...)``, ``/dev/stdin``) work
 once and its first bytes are peeked, not re-read. A truncated or corrupt compressed file raises
 :class:`~hypertune.errors.InputError` naming the file, like every other unreadable input.
 
+A UTF-8 byte-order mark at the start of a file (Windows editors write one) is not part of the text: every
+reader here drops it (:func:`read_bytes`, :func:`read_text`, :func:`read_head`, :func:`open_binary`,
+:func:`open_text`), so that neither a format's sniffer nor its reader ever sees it, and a weights file's
+first name is not ``\\ufefftm_0``.
+
 Writing: :func:`write_atomically` writes through a temporary file and a rename, with the permissions a
 plain ``open(path, "w")`` would give; :func:`check_writable` tells before any work is done whether a
 path can be written at all.
@@ -37,6 +42,8 @@ _HEAD_DECOMPRESSORS = {
     "xz": lzma.LZMADecompressor,
 }
 _CORRUPT = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, OSError)
+#: The UTF-8 byte-order mark, dropped from the start of every text input.
+BOM = codecs.BOM_UTF8
 
 
 class _Decompressed(io.RawIOBase):
@@ -74,8 +81,15 @@ def open_binary(path: str | os.PathLike[str]) -> io.BufferedReader:
     head = raw.peek(6)[:6]
     for magic, kind, opener in _MAGIC:
         if head.startswith(magic):
-            return io.BufferedReader(_Decompressed(opener(raw), raw, kind, name))
-    return raw
+            return _without_bom(io.BufferedReader(_Decompressed(opener(raw), raw, kind, name)))
+    return _without_bom(raw)
+
+
+def _without_bom(stream: io.BufferedReader) -> io.BufferedReader:
+    """``stream`` past a UTF-8 byte-order mark at its start, if it has one (peeked, so pipes work)."""
+    if stream.peek(len(BOM))[: len(BOM)] == BOM:
+        stream.read(len(BOM))
+    return stream
 
 
 def open_text(path: str | os.PathLike[str]) -> IO[str]:
@@ -112,6 +126,8 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:
         raise InputError(f"is a directory, expected a {what}", name) from None
     except OSError as error:
         raise InputError(f"cannot read the {what} ({error.strerror or error})", name) from None
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         if not data.isascii():  # ASCII is UTF-8: checked without decoding (a tenth of the time)
             data.decode("utf-8")
@@ -147,6 +163,8 @@ def read_head(path: str | os.PathLike[str], size: int = 4096) -> str:
                 data = _HEAD_DECOMPRESSORS[kind]().decompress(data, 4 * size)
             except (zlib.error, lzma.LZMAError, OSError, EOFError):
                 return ""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         return codecs.getincrementaldecoder("utf-8")().decode(data[: 4 * size], final=False)[:size]
     except UnicodeDecodeError:

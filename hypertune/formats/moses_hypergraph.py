@@ -36,7 +36,7 @@ from __future__ import annotations
 import gzip
 import math
 import os
-import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -71,7 +71,7 @@ from hypertune.formats._scan import (
     uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
-from hypertune.formats.registry import GraphFormat, corpus_files, register
+from hypertune.formats.registry import GraphFormat, corpus_files, named_by_file, register
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
@@ -83,18 +83,9 @@ _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    graph = parse(read_bytes(path, "Moses hypergraph"), path, feature_space, vocabulary)
-    sid = id_from_file_name(path)
-    if sid is not None:  # Moses writes sentence i's hypergraph to <hgdir>/i.gz
-        graph = graph.annotated(sentence_id=sid)
-    return [graph]
-
-
-def id_from_file_name(path: str) -> int | None:
-    """The sentence id in a Moses hypergraph file name: Moses writes sentence 17 to ``<hgdir>/17.gz``
-    (``17``, ``17.gz``, ``17.txt.gz`` all name sentence 17; other names carry no id)."""
-    match = re.fullmatch(r"(\d+)(\.[A-Za-z]\w*)*", os.path.basename(path))
-    return int(match.group(1)) if match else None
+    """The hypergraph of ``path``, the sentence its name numbers: Moses writes sentence 17's hypergraph to
+    ``<hgdir>/17.gz`` (the rule of every per-sentence file, :func:`~hypertune.formats.registry.named_by_file`)."""
+    return named_by_file(path, [parse(read_bytes(path, "Moses hypergraph"), path, feature_space, vocabulary)])
 
 
 class _Scanned(NamedTuple):
@@ -458,9 +449,19 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
 
 def write_hgdir(graphs: Sequence[Hypergraph], directory: str, weights: Weights | None = None) -> None:
     """kbmira's ``--hgdir`` layout: ``<directory>/<sid>.gz`` per graph and an optional ``weights`` file
-    (``Name= value`` lines)."""
+    (``Name= value`` lines). ``sid`` is the graph's sentence id (reading the directory gives it back), else
+    its position among the graphs without one; two graphs of one sentence are an error (one file each)."""
+    sids, position = [], 0
+    for hg in graphs:
+        sids.append(position if hg.sentence_id is None else int(hg.sentence_id))
+        position += hg.sentence_id is None
+    repeated = sorted(sid for sid, count in Counter(sids).items() if count > 1)
+    if repeated:
+        raise InputError(
+            f"an hgdir holds one file per sentence, but sentence {repeated[0]} has several graphs", directory
+        )
     os.makedirs(directory, exist_ok=True)
-    for sid, hg in enumerate(graphs):
+    for sid, hg in zip(sids, graphs, strict=True):
         final = os.path.join(directory, f"{sid}.gz")
         tmp = final + ".tmp"
         with gzip.open(tmp, "wt", encoding="utf-8") as handle:

@@ -73,6 +73,17 @@ def _drop_final_newline(lines: list[str]) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
+def reference_files(paths: Iterable[str]) -> list[str]:
+    """The reference files of ``paths`` as given on a command line: each a file, or a prefix of ``REF.0 REF.1
+    ...`` (:func:`expand_prefix`)."""
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            raise InputError("is a directory, expected a reference file or a prefix of REF.0 REF.1 ...", path)
+        files.extend([path] if _is_file(path) else expand_prefix(path))
+    return files
+
+
 def expand_prefix(prefix: str) -> list[str]:
     """The files ``prefix0, prefix1, ...`` or ``prefix.0, prefix.1, ...`` (whichever exists)."""
     for separator in ("", "."):
@@ -96,11 +107,7 @@ def read_references(paths: str | Iterable[str], per_sentence: int | None = None)
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise UsageError("no reference files given")
-    files: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            raise InputError("is a directory, expected a reference file or a prefix of REF.0 REF.1 ...", path)
-        files.extend([path] if _is_file(path) else expand_prefix(path))
+    files = reference_files(paths)
     if per_sentence is not None:
         if per_sentence < 1:
             raise UsageError("the number of references per sentence must be at least 1")

@@ -3,6 +3,15 @@
 ``read_graphs`` picks the format the user names, or the first whose sniffer recognises the file's
 beginning; a directory reads as a corpus of per-sentence files in sentence-id order. All graphs of one
 call share a :class:`FeatureSpace` and a :class:`Vocabulary`.
+
+Sentence ids of per-sentence files come from their names (one rule, here, for every reader and for the
+cluster's shard-local loading): a file holding exactly one graph that carries no id of its own (a cdec
+forest, a hypertune JSON graph, a PLF file of one lattice, an OpenFst or SLF lattice, a Moses hypergraph)
+is the sentence its name numbers, :func:`sentence_number` (the trailing digits of the name without its
+extensions: ``f10.json.gz`` is 10, ``0.gz`` is 0). Ids written in a file (n-best ids, FEATSTAT, Moses search
+graphs, an SLF ``UTTERANCE``, a hypertune JSON ``"sentence_id"``) win; the graphs of a file holding several
+and no ids, and a file whose name carries no number, are numbered by position (command-line order, a
+directory's files by name). :func:`describe_sentence_ids` says which rule gave a corpus its ids.
 """
 
 from __future__ import annotations
@@ -29,6 +38,10 @@ class GraphFormat:
     read: Reader
     write: Writer | None = None
     sniff_bytes: Callable[[bytes], bool] | None = None  # for binary formats (checked before the text sniffers)
+
+    def read_file(self, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+        """The graphs of file ``path``, a per-sentence file numbered by its name (:func:`named_by_file`)."""
+        return named_by_file(path, self.read(path, feature_space, vocabulary))
 
 
 FORMATS: dict[str, GraphFormat] = {}
@@ -68,9 +81,36 @@ def get_format(name: str) -> GraphFormat:
 NOT_GRAPHS = frozenset({"weights", "weights.txt", "dense.weights", "sparse.weights"})
 
 
+#: A name's extensions: trailing ``.`` + a letter + letters, digits, ``_`` or ``-`` (``.json``, ``.gz``, ``.bz2``,
+#: ``.moses-hg``); ``.0`` is no extension (``sent.0`` is sentence 0).
+_EXTENSIONS = re.compile(r"(?:\.[A-Za-z][\w-]*)+$")
+_TRAILING_DIGITS = re.compile(r"\d+$")
+
+
+def sentence_number(path: str) -> int | None:
+    """The sentence id a per-sentence file's name gives: the trailing digits of its base name without its
+    extensions (``f10.json.gz`` is 10, ``0.gz`` and ``sent.0`` are 0, ``007.gz`` is 7), ``None`` when the name
+    carries no number there (``dev.json.gz``, ``17a.gz``). The one rule of every reader, of directory order
+    (:func:`corpus_files`) and of the cluster's shard-local loading."""
+    stem = _EXTENSIONS.sub("", os.path.basename(path))
+    match = _TRAILING_DIGITS.search(stem)
+    return int(match.group()) if match else None
+
+
+def named_by_file(path: str, graphs: list[Hypergraph]) -> list[Hypergraph]:
+    """``graphs`` read from ``path``, numbered by the file's name when it is a per-sentence file: exactly one
+    graph that carries no sentence id of its own, and a name with a number (:func:`sentence_number`).
+    Otherwise as read (ids of their own, or several graphs numbered by position later)."""
+    if len(graphs) != 1 or graphs[0].sentence_id is not None:
+        return graphs
+    number = sentence_number(path)
+    return graphs if number is None else [graphs[0].annotated(sentence_id=number)]
+
+
 def corpus_files(path: str) -> list[str]:
-    """A file, or the files of a directory ordered by the first number in their names (sentence ids).
-    Hidden files and weights files (:data:`NOT_GRAPHS`, e.g. an hgdir's ``weights``) are skipped."""
+    """A file, or the files of a directory in sentence-id order: by the number in their names
+    (:func:`sentence_number`), then those without one by name. Hidden files and weights files
+    (:data:`NOT_GRAPHS`, e.g. an hgdir's ``weights``) are skipped."""
     if not os.path.isdir(path):
         return [path]
     names = [
@@ -79,9 +119,9 @@ def corpus_files(path: str) -> list[str]:
         if not n.startswith(".") and n not in NOT_GRAPHS and os.path.isfile(os.path.join(path, n))
     ]
 
-    def key(name: str) -> tuple[int, int | str, str]:
-        match = re.search(r"\d+", name)
-        return (0, int(match.group()), name) if match else (1, name, name)
+    def key(name: str) -> tuple[int, int, str]:
+        number = sentence_number(name)
+        return (0, number, name) if number is not None else (1, 0, name)
 
     return [os.path.join(path, n) for n in sorted(names, key=key)]
 
@@ -102,8 +142,103 @@ def read_graphs(
         require_rereadable(path)
         for file in corpus_files(path):
             fmt = get_format(format) if format else detect_format(file)
-            graphs.extend(fmt.read(file, feature_space, vocabulary))
+            graphs.extend(fmt.read_file(file, feature_space, vocabulary))
     return graphs
+
+
+def read_inputs(paths: Sequence[str], format: str | None = None) -> tuple[list[Hypergraph], SentenceIds]:
+    """Every graph of the inputs ``paths`` (as :func:`read_graphs`, in one feature space and vocabulary) and
+    where their sentence ids come from (:func:`describe_sentence_ids`)."""
+    feature_space, vocabulary = FeatureSpace(), Vocabulary()
+    read = [(path, read_graphs(path, format, feature_space, vocabulary)) for path in paths]
+    return [g for _, graphs in read for g in graphs], describe_sentence_ids(read)
+
+
+# ---------------------------------------------------------------------- where sentence ids come from
+FILE_NAMES = "file names"
+FILE_CONTENTS = "file contents"
+FILE_ORDER = "file order"
+COMMAND_LINE_ORDER = "command line order"
+
+
+@dataclass(frozen=True)
+class SentenceIds:
+    """Where the sentence ids of a corpus come from: ``named`` the (file, id) of every file numbered by its name,
+    ``unnamed`` the files (or inputs) whose graphs are numbered by position, ``contents`` whether some graphs
+    carry ids of their own. :attr:`origin` sums it up (the ``sentence_ids`` key of ``--json``)."""
+
+    named: tuple[tuple[str, int], ...] = ()
+    unnamed: tuple[str, ...] = ()
+    contents: bool = False
+
+    @property
+    def origin(self) -> str:
+        """``"file names"``, ``"file contents"``, ``"file order"`` (the graphs of one file, in order) or
+        ``"command line order"`` (graphs of several files numbered by position: single-graph files whose
+        names carry no number, in the order given), several joined by ``" + "`` in that order."""
+        parts = [FILE_NAMES] if self.named else []
+        parts += [FILE_CONTENTS] if self.contents else []
+        if self.unnamed:
+            parts.append(FILE_ORDER if len(self.unnamed) == 1 else COMMAND_LINE_ORDER)
+        return " + ".join(parts) or FILE_CONTENTS
+
+    @property
+    def by_position(self) -> bool:
+        """True when graphs of several files are numbered by their order on the command line."""
+        return len(self.unnamed) > 1
+
+    @property
+    def note(self) -> str | None:
+        """The summary line of the commands when graphs of several files are numbered by their order on the
+        command line (their names carry no number), else ``None``."""
+        if not self.by_position:
+            return None
+        shown = ", ".join(os.path.basename(f) for f in self.unnamed[:3]) + (", ..." if len(self.unnamed) > 3 else "")
+        return (
+            f"sentence ids: command line order ({len(self.unnamed)} files whose names carry no number: {shown}; "
+            "end each name with its sentence number to number them)"
+        )
+
+    def clashes(self) -> list[tuple[int, list[str]]]:
+        """``(id, files)`` for every id that two or more files of one folder take from their names (files of
+        different folders with the same number are the same sentence: accumulation, e.g. one folder per
+        iteration)."""
+        groups: dict[tuple[str, int], list[str]] = {}
+        seen: set[str] = set()  # the same file given twice is one file
+        for path, number in self.named:
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen.add(real)
+                groups.setdefault((os.path.dirname(real), number), []).append(path)
+        return [
+            (number, files) for (_, number), files in sorted(groups.items(), key=lambda x: x[0][1]) if len(files) > 1
+        ]
+
+
+def describe_sentence_ids(inputs: Iterable[tuple[str, Sequence[Hypergraph]]]) -> SentenceIds:
+    """Where the ids of the graphs read from each input (a path as given and its graphs, e.g. from the input
+    cache) come from. A file of one graph whose id is its name's number counts as numbered by its name (an id
+    of its own equal to it says the same); the files of a directory pair with its graphs when there are as
+    many of each."""
+    named: list[tuple[str, int]] = []
+    unnamed: list[str] = []
+    contents = False
+    for path, graphs in inputs:
+        files = corpus_files(path) if os.path.isdir(path) else [path]
+        if len(files) == len(graphs):
+            for file, hg in zip(files, graphs, strict=True):
+                number = sentence_number(file)
+                if hg.sentence_id is None:
+                    unnamed.append(file)
+                elif hg.sentence_id == number:
+                    named.append((file, number))
+                else:
+                    contents = True
+            continue
+        if any(hg.sentence_id is None for hg in graphs):
+            unnamed.extend(files)  # numbered by position, over all of the input's files
+        contents = contents or any(hg.sentence_id is not None for hg in graphs)
+    return SentenceIds(tuple(named), tuple(dict.fromkeys(unnamed)), contents)
 
 
 def write_graphs(graphs: Sequence[Hypergraph], path: str, format: str) -> None:

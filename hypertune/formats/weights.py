@@ -30,7 +30,7 @@ from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.formats._common import component_names, format_number
 from hypertune.formats.io import read_text, write_atomically
-from hypertune.weights import Weights
+from hypertune.weights import Weights, visible
 
 WeightsFormat = Literal["cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"]
 _OLD_SECTIONS = {"l": "lm", "t": "tm"}
@@ -94,7 +94,7 @@ def parse_weights(text: str, path: str, feature_names: Sequence[str] | None = No
 
 def _read_json(text: str, path: str) -> dict[str, float]:
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON ({error.msg})", path, error.lineno) from None
     if isinstance(obj, dict) and isinstance(obj.get("weights"), dict):
@@ -109,6 +109,16 @@ def _read_json(text: str, path: str) -> dict[str, float]:
     return out
 
 
+def _unique_keys(pairs: list[tuple[str, object]], path: str) -> dict[str, object]:
+    """A JSON object's keys, each once: a weight given twice is an error, not the last one silently."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputError(f"weight {visible(key)} is given twice in one JSON object (remove one of them)", path)
+        out[key] = value
+    return out
+
+
 def _numbers(values: list[str], name: str, path: str, number: int) -> list[float]:
     try:
         out = [float(v) for v in values]
@@ -120,36 +130,66 @@ def _numbers(values: list[str], name: str, path: str, number: int) -> list[float
 
 
 class _Collector:
-    """Plain ``name value`` weights plus ``Name=`` component lists, named canonically at the end."""
+    """Plain ``name value`` weights plus ``Name=`` component lists, named canonically at the end. A name
+    given twice (two ``name value`` lines, or a line naming a component a ``Name=`` line also gives) is an
+    error naming both lines; repeated ``Name=`` lines are the components of one feature (kbmira)."""
 
-    def __init__(self) -> None:
-        self.plain: dict[str, float] = {}
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.plain: dict[str, tuple[float, int]] = {}  # name -> (value, line)
         self.dense: dict[str, list[float]] = {}
+        self.dense_lines: dict[str, list[tuple[int, int]]] = {}  # name -> (line, number of values) per line
         self.order: list[tuple[str, str]] = []
 
-    def add_plain(self, name: str, value: float) -> None:
-        self.plain[name] = value
+    def add_plain(self, name: str, value: float, line: int) -> None:
+        if name in self.plain:
+            first = self.plain[name][1]
+            raise InputError(
+                f"weight {visible(name)} is given twice, on lines {first} and {line} (remove one of them)",
+                self.path,
+                line,
+            )
+        self.plain[name] = (value, line)
         self.order.append(("plain", name))
 
-    def add_dense(self, name: str, values: list[float]) -> None:
+    def add_dense(self, name: str, values: list[float], line: int) -> None:
         if name not in self.dense:
             self.dense[name] = []
+            self.dense_lines[name] = []
             self.order.append(("dense", name))
         self.dense[name].extend(values)
+        self.dense_lines[name].append((line, len(values)))
+
+    def _component_line(self, name: str, component: int) -> int:
+        done = 0
+        for line, count in self.dense_lines[name]:
+            done += count
+            if component < done:
+                return line
+        raise AssertionError("a component past the feature's values")  # pragma: no cover
 
     def result(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for kind, name in self.order:
             if kind == "plain":
-                out[name] = self.plain[name]
-            else:
-                values = self.dense[name]
-                out.update(zip(component_names(name, len(values)), values, strict=True))
+                out[name] = self.plain[name][0]
+                continue
+            values = self.dense[name]
+            for component, canonical in enumerate(component_names(name, len(values))):
+                if canonical in self.plain:
+                    lines = sorted((self.plain[canonical][1], self._component_line(name, component)))
+                    raise InputError(
+                        f"weight {visible(canonical)} is given twice, on lines {lines[0]} and {lines[1]} (as "
+                        f"'{canonical} value' and as a component of '{name}='; remove one of them)",
+                        self.path,
+                        lines[1],
+                    )
+                out[canonical] = values[component]
         return out
 
 
 def _read_lines(text: str, path: str, config: bool = False) -> dict[str, float]:
-    collector = _Collector()
+    collector = _Collector(path)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -167,14 +207,14 @@ def _line(collector: _Collector, line: str, raw: str, path: str, number: int) ->
         name = name[:-1]
         if not name or not values:
             raise InputError(f"expected 'Name= v1 v2 ...', got {raw.strip()!r}", path, number)
-        collector.add_dense(name, _numbers(values, name, path, number))
+        collector.add_dense(name, _numbers(values, name, path, number), number)
         return
     if "=" in name and len(fields) == 1:
         name, value = name.rsplit("=", 1)
         values = [value]
     if not name or len(values) != 1:
         raise InputError(f"expected 'name value' or 'Name= v1 v2 ...', got {raw.strip()!r}", path, number)
-    collector.add_plain(name, _numbers(values, name, path, number)[0])
+    collector.add_plain(name, _numbers(values, name, path, number)[0], number)
 
 
 def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, str | None]]:
@@ -196,13 +236,13 @@ def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, s
 
 
 def _read_moses_ini(text: str, path: str) -> dict[str, float]:
-    collector = _Collector()
+    collector = _Collector(path)
     lines = text.splitlines()
     for index, line, section, old_name in _moses_ini_weight_lines(lines):
         if old_name is None:
             _line(collector, line, lines[index], path, index + 1)
         else:
-            collector.add_dense(old_name, _numbers(line.split(), section, path, index + 1))
+            collector.add_dense(old_name, _numbers(line.split(), section, path, index + 1), index + 1)
     return collector.result()
 
 
@@ -221,6 +261,7 @@ def read_zmert_params(path: str, text: str | None = None) -> list[ZmertParam]:
     """The parameters of a Z-MERT parameter file, in order (their order names the candidates' features)."""
     text = _read_text(path) if text is None else text
     params = []
+    lines: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#") or line.startswith("normalization"):
@@ -238,6 +279,13 @@ def read_zmert_params(path: str, text: str | None = None) -> list[ZmertParam]:
             bounds = [float(f) for f in fields[2:]]
         except ValueError:
             raise InputError(f"bad bounds for {name!r}: {' '.join(fields[2:])!r}", path, number) from None
+        if name in lines:
+            raise InputError(
+                f"parameter {visible(name)} is given twice, on lines {lines[name]} and {number} (remove one of them)",
+                path,
+                number,
+            )
+        lines[name] = number
         extra = bounds[2:4] + [None, None]
         params.append(ZmertParam(name, value, fields[1] == "Opt", bounds[0], bounds[1], extra[0], extra[1]))
     if not params:
@@ -294,10 +342,12 @@ def read_mert_init(path: str, feature_names: Sequence[str]) -> tuple[Weights, di
     return Weights(start), low, high
 
 
-def _dense_groups(weights: Weights) -> list[tuple[str, list[float]]]:
-    """Group canonical names back into Moses features: ``X_0 .. X_{k-1}`` in order -> ``X`` with k values."""
+def _dense_groups(weights: Mapping[str, float]) -> list[tuple[str, list[str], list[float]]]:
+    """Group canonical names back into Moses features: ``X_0 .. X_{k-1}`` in order -> ``X`` with k values.
+    Returns ``(label, names, values)``: ``names`` are the weights' own names, which a ``label= values``
+    line reads back as (:func:`~hypertune.formats._common.component_names`)."""
     items = list(weights.items())
-    groups: list[tuple[str, list[float]]] = []
+    groups: list[tuple[str, list[str], list[float]]] = []
     i = 0
     while i < len(items):
         name, value = items[i]
@@ -308,35 +358,83 @@ def _dense_groups(weights: Weights) -> list[tuple[str, list[float]]]:
             while i + len(values) < len(items) and items[i + len(values)][0] == f"{prefix}_{len(values)}":
                 values.append(items[i + len(values)][1])
             if len(values) > 1:
-                groups.append((prefix, values))
+                groups.append((prefix, [f"{prefix}_{k}" for k in range(len(values))], values))
                 i += len(values)
                 continue
-        groups.append((name, [value]))
+        groups.append((name, [name], [value]))
         i += 1
     return groups
 
 
-def format_weights(weights: Weights, format: str = "cdec") -> str:
+def _labelled_lines(weights: Mapping[str, float], per_component: bool = False, taken: Iterable[str] = ()) -> list[str]:
+    """``Name= v1 v2 ...`` lines (``per_component``: one ``Name= v`` line a component, kbmira's dense format)
+    that read back as ``weights``. Every line labelled ``Name=`` in a file is a component of the one feature
+    ``Name``, so a label may serve one group only: a group whose label is already used (a plain ``w`` beside
+    ``w_0 w_1``; a label in ``taken``, e.g. a moses.ini's own) is written as ``name value`` lines instead."""
+    used = set(taken)
+    lines = []
+    for label, names, values in _dense_groups(weights):
+        if label in used:
+            lines.extend(f"{name} {format_number(v)}\n" for name, v in zip(names, values, strict=True))
+            continue
+        used.add(label)
+        if per_component:
+            lines.extend(f"{label}= {format_number(v)}\n" for v in values)
+        else:
+            lines.append(f"{label}= {' '.join(format_number(v) for v in values)}\n")
+    return lines
+
+
+def format_weights(weights: Mapping[str, float], format: str = "cdec") -> str:
+    """The text :func:`write_weights` writes, which reads back (:func:`parse_weights`) as exactly ``weights``,
+    names and values, unless a name cannot be written in ``format`` at all (a blank or ``#`` in a line
+    format, say; JSON holds every name): :func:`write_weights` refuses that, a printed summary shows it."""
     if format == "json":
-        return json.dumps(dict(weights), indent=2) + "\n"
-    if format == "cdec":
-        return "".join(f"{name} {format_number(value)}\n" for name, value in weights.items())
-    if format in ("moses", "moses-ini"):
-        lines = [f"{name}= {' '.join(format_number(v) for v in values)}\n" for name, values in _dense_groups(weights)]
-        return ("[weight]\n" if format == "moses-ini" else "") + "".join(lines)
-    if format == "kbmira-dense":
-        return "".join(f"{name}= {format_number(v)}\n" for name, values in _dense_groups(weights) for v in values)
-    if format == "zmert":
+        text = json.dumps(dict(weights), indent=2) + "\n"
+    elif format == "cdec":
+        text = "".join(f"{name} {format_number(value)}\n" for name, value in weights.items())
+    elif format in ("moses", "moses-ini"):
+        text = ("[weight]\n" if format == "moses-ini" else "") + "".join(_labelled_lines(weights))
+    elif format == "kbmira-dense":
+        text = "".join(_labelled_lines(weights, per_component=True))
+    elif format == "zmert":
         body = "".join(f"{name}\t|||\t{format_number(v)}\tOpt\t-Inf\t+Inf\t-1\t+1\n" for name, v in weights.items())
-        return body + "normalization = none\n"
-    raise UsageError(f"unknown weights format {format!r} ({', '.join(WEIGHTS_FORMATS)})")
+        text = body + "normalization = none\n"
+    else:
+        raise UsageError(f"unknown weights format {format!r} ({', '.join(WEIGHTS_FORMATS)})")
+    return text
 
 
-def write_weights(weights: Weights, path: str, format: WeightsFormat | str = "cdec") -> None:
+def check_round_trip(weights: Mapping[str, float], text: str, format: str) -> None:
+    """A :class:`UsageError` naming the weights unless ``text`` (``format_weights(weights, format)``) reads
+    back as ``weights``: a weights file that the next step misreads is worse than none."""
+    if not len(weights):
+        return
+    reason = ""
+    try:
+        back = parse_weights(text, f"the {format} weights")
+    except (InputError, UsageError) as error:
+        back, reason = {}, f": {error}"
+    wrong = [name for name, value in weights.items() if back.get(name) != value]
+    extra = [name for name in back if name not in weights]
+    if not wrong and not extra:
+        return
+    shown = ", ".join(visible(name) for name in (wrong or extra)[:5]) + (" ..." if len(wrong or extra) > 5 else "")
+    raise UsageError(
+        f"the weights cannot be written in the {format} format so that they read back the same ({shown}){reason}; "
+        "write them as json, which holds any name"
+    )
+
+
+def write_weights(weights: Mapping[str, float], path: str, format: WeightsFormat | str = "cdec") -> None:
     """Write weights atomically: ``cdec`` (``name value``), ``moses`` (``Name= v1 v2 ...``, components
     grouped), ``moses-ini`` (the same under ``[weight]``), ``kbmira-dense`` (``Name= value`` per component),
-    ``json`` or ``zmert`` (a parameter file)."""
-    write_atomically(path, format_weights(weights, format))
+    ``json`` or ``zmert`` (a parameter file). Every format reads back as the same names and values
+    (:func:`format_weights`), or nothing is written and this is a :class:`UsageError` naming the weights
+    the format cannot hold (:func:`check_round_trip`)."""
+    text = format_weights(weights, format)
+    check_round_trip(weights, text, format)
+    write_atomically(path, text)
 
 
 # ---------------------------------------------------------------------- decoder configs with new weights
@@ -390,9 +488,11 @@ def add_weights(text: str, weights: Mapping[str, float], path: str, weight_file:
         )
     if not weights:
         return body
-    added = [
-        f"{name}= {' '.join(format_number(v) for v in values)}\n" for name, values in _dense_groups(Weights(weights))
-    ]
+    labels = set()  # the file's own Name= labels: a group added under one of them would merge with its values
+    for _, content, _, old_name in _moses_ini_weight_lines(lines):
+        first = content.split()[0]
+        labels.add(old_name if old_name is not None else first[:-1] if first.endswith("=") else "")
+    added = _labelled_lines(weights, taken=labels)
     end = _section_end(lines, "weight")
     if end is None:
         return body + ("" if not lines or lines[-1].strip() == "" else "\n") + "[weight]\n" + "".join(added)

@@ -8,11 +8,12 @@ applied, then split on whitespace.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import cache
 
 from hypertune import choices
-from hypertune.errors import UsageError
+from hypertune.errors import UsageError, warn
 
 DEFAULT_TOKENIZER = choices.DEFAULT_TOKENIZER
 """sacrebleu's default BLEU tokenizer (``sacrebleu.BLEU.TOKENIZER_DEFAULT``)."""
@@ -27,10 +28,19 @@ def _sacrebleu_tokenizer(name: str) -> Callable[[str], str]:
 
     if name not in _TOKENIZERS:
         raise UsageError(f"unknown tokenizer {name!r}; choose one of {', '.join(sorted(_TOKENIZERS))}")
+    sacrebleu_log = logging.getLogger("sacrebleu")
+    level = sacrebleu_log.level
+    sacrebleu_log.setLevel(logging.ERROR)  # its one notice (spm's new name) is ours to give, as one warning line
     try:
+        if name == "spm":
+            warn("tokenizer 'spm' is sacrebleu's old name of 'flores101', and sacrebleu may remove it")
         return _get_tokenizer(name)()
-    except ImportError as error:  # e.g. ja-mecab without mecab-python3
-        raise UsageError(f"tokenizer {name!r} needs an optional package: {error}") from error
+    except (ImportError, RuntimeError) as error:  # e.g. ja-mecab without mecab-python3 (sacrebleu's RuntimeError)
+        words = " ".join(str(error).split())  # sacrebleu's message spans lines: one line, its install command
+        install = words[words.find("pip install") :] if "pip install" in words else words
+        raise UsageError(f"tokenizer {name!r} needs an optional package: {install}") from None
+    finally:
+        sacrebleu_log.setLevel(level)
 
 
 class Tokenizer:

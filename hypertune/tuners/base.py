@@ -9,10 +9,22 @@ Every tuner's result has the same names, which every command prints and serializ
 ``metric`` -- as a fraction, 0-1), ``history`` (one :class:`Iteration` per iteration or epoch, with what
 the tuner adds), ``seconds`` and ``seed``. A tuner's own extras (MERT's line searches, MIRA's best epoch)
 are fields of its result's subclass and appear in :meth:`TuningResult.to_json` after the common ones.
+
+Long runs report as they go through two optional constructor arguments, plain callables that keep the
+tuner free of any caller's state: ``progress`` (a line of text, or the iteration's entry) and
+``checkpoint`` (:data:`Checkpoint`): ``checkpoint(weights, score)`` is called whenever the weights the tuner
+would return if it stopped now change -- the best found so far, in the form the result writes them (the
+start weights' other features kept, normalized as asked) -- with their metric on the tuner's own search
+spaces (0-1). Tuners call :func:`hypertune.interrupts.check` at safe points between compiled kernel calls
+(after a line search, a sentence, an epoch, an objective evaluation), so that a signal the caller defers
+(:func:`hypertune.interrupts.deferred`; the command line does) stops the run there, the last checkpoint
+being the best weights found. Neither travels to a cluster's workers (tuners send a copy of their options
+without them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -21,6 +33,10 @@ from hypertune.weights import Weights
 
 if TYPE_CHECKING:
     from hypertune.tuners.corpus import TuningSet
+
+
+#: ``checkpoint(weights, score)``: the weights a tuner would return if it stopped now, and their metric (0-1).
+Checkpoint = Callable[[Weights, float], None]
 
 
 @dataclass(frozen=True)

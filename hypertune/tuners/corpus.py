@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numba
 import numpy as np
@@ -26,6 +26,9 @@ from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
 
+if TYPE_CHECKING:
+    from hypertune.formats.registry import SentenceIds
+
 
 @dataclass
 class TuningSet:
@@ -33,13 +36,15 @@ class TuningSet:
 
     ``references[s]`` are the references of ``graphs[s]``, whose sentence id (its line in the reference
     files) is ``sentence_ids[s]``. Build it with :meth:`from_corpus` to look references up by the ids
-    the inputs carry; the plain constructor takes graphs and references already aligned.
+    the inputs carry; the plain constructor takes graphs and references already aligned. ``naming``, when
+    known, says where the ids come from (file names, file contents, order: the commands' summaries).
     """
 
     graphs: list[Hypergraph]
     references: list[list[str]]
     metric: Metric
     sentence_ids: list[int] | None = None
+    naming: SentenceIds | None = field(default=None, repr=False, compare=False)
     _prepared: object = field(default=None, init=False, repr=False)
     _edge_stats: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
@@ -66,7 +71,12 @@ class TuningSet:
 
     @classmethod
     def from_corpus(
-        cls, graphs: Sequence[Hypergraph], references: Sequence[list[str]] | None, metric: Metric
+        cls,
+        graphs: Sequence[Hypergraph],
+        references: Sequence[list[str]] | None,
+        metric: Metric,
+        naming: SentenceIds | None = None,
+        strict: bool = False,
     ) -> TuningSet:
         """The tuning set of ``graphs`` (as read, from any number of inputs) against the reference corpus
         ``references`` (line ``i`` = sentence id ``i``; ``None`` for precomputed statistics).
@@ -74,11 +84,16 @@ class TuningSet:
         Graphs are grouped into sentences by :func:`assemble_sentences`; each sentence's references are
         looked up by its id, as Moses's extractor does. An id past the end of the references is an
         error naming it and the reference files; unused reference lines are normal (Moses ships more
-        lines than it uses) but are reported once as a warning."""
+        lines than it uses) but are reported once as a warning. With ``naming`` (where the ids come from,
+        :func:`~hypertune.formats.registry.describe_sentence_ids`), files numbered by their names that clash
+        or leave reference lines without a file are named (:func:`check_sentence_ids`; ``strict``: an error)."""
         sentences, ids = assemble_sentences(graphs)
         if references is None or (not len(references) and all(g.edge_stats is not None for g in sentences)):
-            return cls(sentences, [], metric, ids)
-        return cls(sentences, select_references(ids, references), metric, ids)
+            if naming is not None:
+                check_sentence_ids(naming, ids, None, strict)
+            return cls(sentences, [], metric, ids, naming)
+        named = naming is not None and check_sentence_ids(naming, ids, references, strict)
+        return cls(sentences, select_references(ids, references, report_unused=not named), metric, ids, naming)
 
     # ------------------------------------------------------------------ shared spaces
     @property
@@ -323,10 +338,13 @@ def mixed_epoch(
     )
 
 
-def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> list[list[str]]:
+def select_references(
+    ids: Sequence[int], references: Sequence[list[str]], report_unused: bool = True
+) -> list[list[str]]:
     """The references of sentences ``ids``: line ``i`` of the reference files belongs to sentence id ``i``
     (as Moses's extractor has it). An id past the end is an error naming it and the reference files;
-    lines no sentence uses are normal (Moses ships more than it uses) but are reported once as a warning."""
+    lines no sentence uses are normal (Moses ships more than it uses) but are reported once as a warning
+    (unless ``report_unused`` is false: :func:`check_sentence_ids` named them with their files)."""
     source = getattr(references, "describe", lambda: "the references")()
     past = [i for i in ids if i >= len(references)]
     if past and not len(references):
@@ -337,12 +355,75 @@ def select_references(ids: Sequence[int], references: Sequence[list[str]]) -> li
             f"{len(references) - 1}); {len(past)} sentence(s) past the end"
         )
     unused = len(references) - len(set(ids))
-    if unused:
+    if unused and report_unused:
         warn(
             f"{unused} of the {len(references)} reference lines in {source} match no sentence "
             f"(sentences: {_ranges(ids)})"
         )
     return [references[i] for i in ids]
+
+
+def check_sentence_ids(
+    naming: SentenceIds, ids: Sequence[int], references: Sequence[list[str]] | None, strict: bool = False
+) -> bool:
+    """Check the ids that per-sentence files take from their names (``naming``) against the tuning set's ids
+    ``ids`` and the reference lines: two files of one folder with the same number (a clash: their graphs
+    would be joined as one sentence), and reference lines no file covers (a gap: a file missing or misnamed)
+    are each one warning naming the files, or an :class:`InputError` with ``strict``; a number past the
+    references' end is always an error naming its file. Returns whether ids came from file names (then the
+    gap warning replaces :func:`select_references`' unused-lines warning)."""
+    if not naming.named or (references is not None and not len(references)):  # empty: select_references says so
+        return False
+    source = getattr(references, "describe", lambda: "the references")()
+    problems = [
+        f"{_files(files)} in one folder all number sentence {number} by their names; their graphs are joined as "
+        "one sentence"
+        for number, files in naming.clashes()
+    ]
+    if references is not None:
+        past = [(file, number) for file, number in naming.named if number >= len(references)]
+        if past:
+            file, number = past[0]
+            raise InputError(
+                f"sentence id {number}, from the file name {file}, has no reference: {source} has "
+                f"{len(references)} lines (ids 0 to {len(references) - 1}); {len(past)} file(s) past the end"
+            )
+    present = set(ids)
+    top = len(references) if references is not None else max(number for _, number in naming.named) + 1
+    missing = [i for i in range(top) if i not in present]
+    if missing:
+        numbered = sorted({number: file for file, number in reversed(naming.named)}.items())
+        lines = f"{len(missing)} of the {top} reference lines" if references is not None else "sentence ids"
+        problems.append(
+            f"{lines} have no file (sentences {_ranges(missing)}): the numbers in the file names jump "
+            f"{_jumps(missing, numbered)}"
+        )
+    for problem in problems:
+        if strict:
+            raise InputError(f"{problem} (--strict)")
+        warn(f"{problem} (--strict: an error)")
+    return True
+
+
+def _files(files: Sequence[str]) -> str:
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return f"files {shown}"
+
+
+def _jumps(missing: Sequence[int], numbered: Sequence[tuple[int, str]]) -> str:
+    """``from d/0.gz to d/2.gz, from d/4.gz to the end`` for the runs of ``missing`` ids (the first three)."""
+    runs: list[tuple[int, int]] = []
+    for i in missing:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    parts = []
+    for first, last in runs[:3]:
+        before = next((file for number, file in reversed(numbered) if number < first), "the start")
+        after = next((file for number, file in numbered if number > last), "the end")
+        parts.append(f"from {before} to {after}")
+    return ", ".join(parts) + (", ..." if len(runs) > 3 else "")
 
 
 def _ranges(ids: Sequence[int]) -> str:
@@ -358,22 +439,33 @@ def _ranges(ids: Sequence[int]) -> str:
     return ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "")
 
 
+def sentence_numbers(graphs: Sequence[Hypergraph]) -> list[int]:
+    """Each graph's sentence: its id (``Hypergraph.sentence_id``), else its position among the graphs without
+    one, in input order. The numbering of :func:`assemble_sentences` and of ``decode``'s output."""
+    out, position = [], 0
+    for hg in graphs:
+        if hg.sentence_id is None:
+            out.append(position)
+            position += 1
+        else:
+            out.append(int(hg.sentence_id))
+    return out
+
+
 def assemble_sentences(graphs: Sequence[Hypergraph]) -> tuple[list[Hypergraph], list[int]]:
     """Group graphs read from any number of inputs into sentences, ordered by sentence id.
 
     A graph with an explicit id (``Hypergraph.sentence_id``: n-best and Z-MERT ids, FEATSTAT ``sid``,
-    Moses hypergraph file names, Moses search graph ids, integer SLF ``UTTERANCE``) belongs to that
-    sentence; every other graph is numbered by its position among those without one, in input order
-    (cdec's two single-forest files are sentences 0 and 1). Graphs of the same sentence are joined
+    Moses search graph ids, integer SLF ``UTTERANCE``, and the number in a per-sentence file's name:
+    :func:`~hypertune.formats.registry.named_by_file`) belongs to that sentence; every other graph is numbered
+    by its position among those without one, in input order (:func:`sentence_numbers`: the graphs of one file
+    holding several, single-graph files whose names carry no number). Graphs of the same sentence are joined
     (accumulation): k-best lists are merged with duplicates removed (:func:`merge_kbest`), and lattices or
     forests are joined with each other and with the merged list by :func:`~hypertune.hypergraph.union`."""
     groups: dict[int, list[Hypergraph]] = {}
     numbered, named = set(), set()  # sentences with a lattice/forest numbered by position, or by its own id
-    position = 0
-    for hg in graphs:
-        sid = hg.sentence_id
-        if sid is None:
-            sid, position = position, position + 1
+    for hg, sid in zip(graphs, sentence_numbers(graphs), strict=True):
+        if hg.sentence_id is None:
             numbered.add(sid)
         elif not hg.is_kbest:
             named.add(sid)

@@ -71,7 +71,8 @@ last bit at the edge of the 1e-9 tolerance are the one case the argument does no
 
 The search is one compiled kernel; the per-node passes are compiled inside passes
 (:func:`hypertune.compiled.scalar_inside`). Its size limit is ``max_expansions`` (partial derivations
-expanded); beyond it :func:`branch_and_bound` reports that it did not finish.
+expanded); beyond it :func:`branch_and_bound` reports that it did not finish. The kernel polls a stop flag
+that a deferred signal sets (:func:`hypertune.interrupts.watched`), so a search of minutes stops at once.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from hypertune import compiled
+from hypertune import compiled, interrupts
 from hypertune.choices import ORACLE_MAX_EXPANSIONS
 from hypertune.compiled import grown
 from hypertune.hypergraph import Hypergraph
@@ -253,8 +254,10 @@ def branch_and_bound(
         rank,
         text_order,
     )
-    status, expansions, states, parent, edge, found, root, best, open_bound = _search(
-        tables, start_m, start_len, start_model, rank[start_words], int(max_expansions)
+    stop = np.zeros(1, dtype=np.int64)  # set to 1 by a deferred signal: the kernel returns unfinished
+    status, expansions, states, parent, edge, found, root, best, open_bound = interrupts.watched(
+        lambda: _search(tables, start_m, start_len, start_model, rank[start_words], int(max_expansions), stop),
+        lambda: stop.__setitem__(0, 1),
     )
     candidates = [_preorder(g, _chain(int(s), parent, edge)) for s in found]
     return BranchAndBound(
@@ -461,11 +464,12 @@ def _text_above(prefix, length, emitted, count, best_text, best_length):  # prag
 
 
 @_jit
-def _search(tables, start_m, start_len, start_model, start_text, max_expansions):  # pragma: no cover - compiled
+def _search(tables, start_m, start_len, start_model, start_text, max_expansions, stop):  # pragma: no cover - compiled
     """Best-first branch and bound (see the module docstring) from the incumbent ``start_m``, ``start_len``,
-    ``start_model``, ``start_text`` (word ranks). Returns (1 when finished else 0, expansions, states made,
-    each state's parent and last edge, the candidate states, the root's bound, the best score found, the
-    highest open bound).
+    ``start_model``, ``start_text`` (word ranks); it gives up, unfinished, when ``stop[0]`` becomes non-zero
+    (another thread sets it) as when it reaches ``max_expansions``. Returns (1 when finished else 0,
+    expansions, states made, each state's parent and last edge, the candidate states, the root's bound, the
+    best score found, the highest open bound).
 
     A state stores its parent, the edge it chose, its frontier (a cell of a persistent stack of symbols:
     nodes, and the words between them, ``-1 - word``), the words of its yield placed so far (a cell of a
@@ -549,7 +553,7 @@ def _search(tables, start_m, start_len, start_model, start_text, max_expansions)
         ranked = t_.text_order and bound[s] <= best and model_bound[s] <= best_model
         if ranked and _text_below(prefix, length, emitted_rank, 0, best_text, best_length, False):
             continue  # rule (c)
-        if expansions >= max_expansions:
+        if expansions >= max_expansions or stop[0] != 0:
             open_bound = max(bound[s], bound[heap[0]]) if size else bound[s]
             return 0, expansions, states, parent[:states], edge[:states], found[:nfound], root, best, open_bound
         expansions += 1

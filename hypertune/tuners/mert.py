@@ -37,6 +37,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune import interrupts
 from hypertune.algorithms.envelope import (
     envelope_by_probing,
     envelope_inside,
@@ -52,7 +53,7 @@ from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
 from hypertune.metrics import Metric
 from hypertune.symbols import FeatureSpace
-from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
 from hypertune.weights import Weights
@@ -355,7 +356,10 @@ class Mert:
     does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found.
     ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
     ``progress``: called with a line of text after every line search (beginning with ``"\\r"``: it may
-    overwrite the previous one) and after every start point.
+    overwrite the previous one) and after every start point. ``checkpoint``: called with the weights (as the
+    result writes them) and metric of every point that beats all before it, the start weights included
+    (:data:`~hypertune.tuners.base.Checkpoint`); the run checks for a deferred signal before every line
+    search (:func:`hypertune.interrupts.check`).
     """
 
     def __init__(
@@ -379,6 +383,7 @@ class Mert:
         progress: Callable[[str], None] | None = None,
         collect_envelopes: bool = False,
         envelope: Envelope = "probing",
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if optimizer not in OPTIMIZERS:
             raise UsageError(f"unknown optimizer {optimizer!r} ({', '.join(OPTIMIZERS)})")
@@ -386,6 +391,14 @@ class Mert:
             raise UsageError("restarts and random directions cannot be negative")
         if normalize not in ("l1", "none"):
             raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
+        if restart_box is not None and restarts:
+            inverted = [f"{n} ({restart_box[0][n]:g} > {hi:g})" for n, hi in restart_box[1].items()
+                        if n in restart_box[0] and restart_box[0][n] > hi]  # fmt: skip
+            if inverted:
+                raise UsageError(
+                    f"the restart box's minimum lies above its maximum (init.opt's second and third lines) for "
+                    f"{len(inverted)} feature(s): {', '.join(inverted[:5])}{' ...' if len(inverted) > 5 else ''}"
+                )
         self.optimizer = optimizer
         self.restarts = restarts
         self.random_directions = random_directions
@@ -402,6 +415,7 @@ class Mert:
         self.tolerance = tolerance
         self.n_jobs = n_jobs
         self.progress = progress
+        self.checkpoint = checkpoint
         self.collect_envelopes = collect_envelopes
         self.envelope = envelope
 
@@ -455,6 +469,8 @@ class _MertRun:
         start = np.clip(init.vector(space), self._low, self._high)
         rng = np.random.default_rng(self.options.seed)
         before = self._searcher.score(init.vector(space))
+        self._init, self._best_score = init, before
+        interrupts.check()
         starts = [start, *self._random_starts(start, names, rng)]
         history: list[MertIteration] = []
         best_w, best_score = start, -math.inf
@@ -471,10 +487,7 @@ class _MertRun:
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
-        weights = Weights(init)
-        weights.update(Weights.from_vector(space, best_w))
-        if self.options.normalize == "l1":
-            weights = normalize_l1(weights)
+        weights = self._written(best_w)
         collected = None
         if self._searcher.collect:
             collected = [list(found.values()) for found in self._searcher.envelope_derivations]
@@ -491,8 +504,23 @@ class _MertRun:
             envelope_derivations=collected,
         )
 
+    def _written(self, w: np.ndarray) -> Weights:
+        """The weights of point ``w`` as the result writes them: the start weights' other features kept,
+        normalized as asked."""
+        weights = Weights(self._init)
+        weights.update(Weights.from_vector(self._searcher.feature_space, w))
+        return normalize_l1(weights) if self.options.normalize == "l1" else weights
+
+    def _offer(self, w: np.ndarray, score: float) -> None:
+        """A point found: given to ``checkpoint`` when it beats every point so far, the start weights included."""
+        if self.options.checkpoint is not None and self._better(score, self._best_score):
+            self._best_score = score
+            self.options.checkpoint(self._written(w), score)
+
     def search(self, w: np.ndarray, direction: np.ndarray) -> LineSearchResult:
-        """One exact line search from ``w`` along ``direction`` within the bounds."""
+        """One exact line search from ``w`` along ``direction`` within the bounds (after a safe point: a
+        deferred signal stops the run here, :func:`hypertune.interrupts.check`)."""
+        interrupts.check()
         low, high = -math.inf, math.inf
         moving = np.flatnonzero(direction)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -523,6 +551,7 @@ class _MertRun:
     def _optimize(self, start: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         w = start.copy()
         score = self._searcher.score(w)
+        self._offer(w, score)  # a random restart may start above every point so far
         if self.options.optimizer == "powell":
             return self._powell(w, score, rng)
         for _ in range(self.options.max_iterations):
@@ -533,12 +562,14 @@ class _MertRun:
                 if not self._better(result.score, score):
                     break
                 w, score = w + result.gamma * direction, result.score
+                self._offer(w, score)
             else:
                 improved = False
                 for d in directions:
                     result = self.search(w, d)
                     if self._better(result.score, score):
                         w, score, improved = w + result.gamma * d, result.score, True
+                        self._offer(w, score)
                 if not improved:
                     break
         return w, score
@@ -555,6 +586,7 @@ class _MertRun:
                     if gain > largest_gain:
                         largest_gain, largest = gain, k
                     w, score = w + result.gamma * d, result.score
+                    self._offer(w, score)
             if not self._better(score, origin_score):
                 break
             displacement = w - origin
@@ -564,6 +596,7 @@ class _MertRun:
                 result = self.search(w, displacement)
                 if self._better(result.score, score):
                     w, score = w + result.gamma * displacement, result.score
+                    self._offer(w, score)
                 directions[largest] = displacement
         return w, score
 
@@ -606,6 +639,12 @@ class _MertRun:
                 low[i] = self.options.restart_box[0].get(name, low[i])
                 high[i] = self.options.restart_box[1].get(name, high[i])
         low, high = np.maximum(low, self._low), np.minimum(high, self._high)
+        empty = [names[i] for i in self._free if low[i] > high[i]]
+        if empty and self.options.restarts:
+            raise UsageError(
+                f"no random restart fits the restart box and the bounds (--bounds, --positive) of "
+                f"{', '.join(empty[:5])}{' ...' if len(empty) > 5 else ''}"
+            )
         points = []
         for _ in range(self.options.restarts):
             point = start.copy()

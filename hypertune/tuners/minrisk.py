@@ -33,12 +33,13 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+from hypertune import interrupts
 from hypertune.algorithms.expectations import inside_outside, score_gradient
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
-from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists, ordered_sum
 from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.ngram_edges import NgramEdges
@@ -181,7 +182,9 @@ class MinRisk:
     initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
     L-BFGS iterations per run; ``tolerance``: a run also stops when an iteration improves the objective by
     less than this fraction of its size (L-BFGS-B's ``ftol``). ``fixed``, ``bounds``: as MERT's. ``seed`` is
-    recorded (nothing is random).
+    recorded (nothing is random). ``progress``: called after every iteration; ``checkpoint``: with the
+    iteration's weights and BLEU (:data:`~hypertune.tuners.base.Checkpoint`); a deferred signal stops the run at
+    the next evaluation of the objective (:func:`hypertune.interrupts.check`).
     """
 
     def __init__(
@@ -204,6 +207,7 @@ class MinRisk:
         bounds: Mapping[str, tuple[float, float]] | None = None,
         seed: int = 0,
         progress: Callable[[MinRiskIteration], None] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if objective not in OBJECTIVES:
             raise UsageError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
@@ -237,6 +241,7 @@ class MinRisk:
         self.bounds = dict(bounds or {})
         self.seed = seed
         self.progress = progress
+        self.checkpoint = checkpoint
 
     def evaluate(self, tuning_set: TuningSet | Shards, weights: Weights) -> Evaluation:
         """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
@@ -275,8 +280,8 @@ class RiskProblem:
         if options.objective == "linear-bleu" and options.linear_p is None:  # estimated from the whole corpus
             precisions = estimate_precisions(np.vstack(self.shards.map(risk_shard_best_rows, self.start)), order)
         self.key = f"minrisk:{self.shards.count}:{id(self)}"
-        travelling = copy.copy(options)  # what the shards need: the options, not the progress callback
-        travelling.progress = None
+        travelling = copy.copy(options)  # what the shards need: the options, not the callbacks
+        travelling.progress = travelling.checkpoint = None
         parts = self.shards.map(risk_shard_prepare, self.key, travelling, self.start, precisions)
         self.objective = _combined_objective(parts[0].objective, parts)
         self.sentences = sum(part.sentences for part in parts)
@@ -395,6 +400,7 @@ class RiskProblem:
         def evaluate(x: np.ndarray) -> tuple:
             key = x.tobytes()
             if key not in last:
+                interrupts.check()  # a safe point: every evaluation of the objective
                 last.clear()
                 full, g = unpack(x)
                 last[key] = self.value_and_gradient(full, g, temperature)
@@ -420,6 +426,8 @@ class RiskProblem:
             history.append(entry)
             if self.options.progress is not None:
                 self.options.progress(entry)
+            if self.options.checkpoint is not None:
+                self.options.checkpoint(Weights.from_vector(self.shards.feature_space, full), entry.bleu)
 
         if self.options.l1:  # OWL-QN: L1 on the weights, none on the scale
             penalty = np.concatenate((np.full(free.size, self.options.l1), [0.0] if optimize_scale else []))

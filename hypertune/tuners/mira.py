@@ -30,11 +30,12 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune import interrupts
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import LinearBleu
 from hypertune.symbols import FeatureSpace
-from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import (
     ModelBest,
     Shard,
@@ -548,14 +549,25 @@ class MiraOptions:
 
 class Mira:
     """Batch MIRA (Cherry & Foster 2012, Algorithm 1) as a tuner: options as :class:`MiraOptions` (keyword
-    arguments; the defaults are kbmira's), ``progress`` called after every epoch. ``mode``: ``nbest``
-    needs every sentence to be a k-best list; ``hypergraph`` searches lattices and forests (k-best lists
-    included); ``auto`` picks ``nbest`` when it can."""
+    arguments; the defaults are kbmira's), ``progress`` called after every epoch, ``checkpoint`` with the
+    weights the run would return if it stopped then (the best epoch's averaged weights, as written) and their
+    BLEU on the search spaces (pruned graphs in hypergraph mode) whenever they change
+    (:data:`~hypertune.tuners.base.Checkpoint`; a deferred signal stops the run between sentences or epochs,
+    :func:`hypertune.interrupts.check`). ``mode``: ``nbest`` needs every sentence to be a k-best list;
+    ``hypergraph`` searches lattices and forests (k-best lists included); ``auto`` picks ``nbest`` when it
+    can."""
 
-    def __init__(self, *, progress: Callable[[EpochSummary], None] | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        progress: Callable[[EpochSummary], None] | None = None,
+        checkpoint: Checkpoint | None = None,
+        **options: Any,
+    ) -> None:
         self.options = MiraOptions(**options)
         self.options.check()
         self.progress = progress
+        self.checkpoint = checkpoint
 
     def fit(self, tuning_set: TuningSet | Shards, initial: Weights) -> MiraResult:
         """Train from ``initial``; returns the averaged weights of the epoch with the best corpus BLEU. A
@@ -596,6 +608,7 @@ class Mira:
         history: list[EpochSummary] = []
         t_train = 0.0
         for epoch in range(1, options.epochs + 1):
+            interrupts.check()
             began = t = time.perf_counter()
             order_idx = rng.permutation(len(tuning_set)).astype(np.int64)
             updates, loss = runner.epoch(order_idx, w, totals, last, state, gain, options)
@@ -612,6 +625,8 @@ class Mira:
                 progress(summary)
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_avg = bleu, epoch, avg
+                if self.checkpoint is not None:
+                    self.checkpoint(_written_weights(initial, space, avg), bleu)
         timing["train"] = t_train
         pruned_after = None
         if tuning_set is not given:  # report what the written weights score on the graphs as given
@@ -668,6 +683,7 @@ class Mira:
         best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
         history: list[EpochSummary] = []
         for epoch in range(1, options.epochs + 1):
+            interrupts.check()
             began = time.perf_counter()
             w, avg, updates, loss = mixed_epoch(shards.map(mira_shard_epoch, key, w, epoch), options.select)
             bleu = bleu_of(avg)
@@ -679,6 +695,8 @@ class Mira:
                 progress(summary)
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_avg = bleu, epoch, avg
+                if self.checkpoint is not None:
+                    self.checkpoint(_written_weights(initial, space, avg), bleu)
         pruned_after = None
         if mode == "hypergraph" and options.prune_density:  # the written weights on the graphs as given
 
@@ -863,6 +881,7 @@ class _ForestRunner:
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
         updates, total_loss = 0, 0.0
         for s in order_idx:
+            interrupts.check()  # a safe point between sentences
             s = int(s)
             hf = self.decoder.hope_fear(s, w, gain, options.safe_hope, with_model=options.model_bg)
             hope, fear = hf.hope, hf.fear
@@ -904,6 +923,7 @@ class _ForestRunner:
     def model_stats(self, w: np.ndarray) -> np.ndarray:
         total = np.zeros(self.tuning_set.stats_size)
         for s in range(len(self.tuning_set)):
+            interrupts.check()
             total += self.decoder.model_best_stats(s, w)
         return total
 

@@ -108,7 +108,8 @@ class ExpectedBleu:
             return (x, 1.0) if x < 0 else (0.0, 0.0)
         z = -x / tau
         softplus = z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
-        return -tau * softplus, 1.0 / (1.0 + math.exp(-z))
+        sigmoid = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))  # no overflow
+        return -tau * softplus, sigmoid
 
     def evaluate(self, totals: np.ndarray) -> ObjectiveValue:
         order = self.max_order

@@ -33,9 +33,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune import interrupts
 from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
 from hypertune.errors import UsageError
-from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import (
     LocalShards,
     ModelBest,
@@ -523,7 +524,9 @@ class OnlineTrainer:
     lattice/forest for the losses that need lists. ``prune_density``: lattices and forests are searched pruned to
     this many edges per reference word (max-marginal rank under the initial weights), as batch MIRA's
     (``None``: unpruned). ``normalize``: ``l1`` as MERT, or ``none``. ``select``: over shards, mix only the
-    ``select`` features of largest l2 norm across shards (0: all; see :meth:`fit_mixed`)."""
+    ``select`` features of largest l2 norm across shards (0: all; see :meth:`fit_mixed`). ``progress``: called
+    after every epoch; ``checkpoint``: with the best epoch's weights (as written) and BLEU whenever they change
+    (:data:`~hypertune.tuners.base.Checkpoint`); a deferred signal stops the run between updates or epochs."""
 
     def __init__(
         self,
@@ -553,6 +556,7 @@ class OnlineTrainer:
         seed: int = 0,
         select: int = 0,
         progress: Callable[[OnlineEpoch], None] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if select < 0:
             raise UsageError(f"--select must be >= 0, got {select}")
@@ -604,6 +608,7 @@ class OnlineTrainer:
         self.kbest, self.top_k, self.sample, self.acceptance, self.smooth = kbest, top_k, sample, acceptance, smooth
         self.prune_density = prune_density
         self.normalize, self.seed, self.progress, self.select = normalize, seed, progress, select
+        self.checkpoint = checkpoint
 
     # ------------------------------------------------------------------ pieces
     def _loss(self) -> StructuredLoss:
@@ -654,10 +659,7 @@ class OnlineTrainer:
     ) -> OnlineResult:
         """The best epoch's weights written over ``init`` (normalized as asked) and the run's summary."""
         width = len(space)
-        weights = Weights(init)
-        weights.update(Weights.from_vector(space, best_w))
-        if self.normalize == "l1":
-            weights = normalize_l1(weights)
+        weights = self._written(init, space, best_w)
         final = weights.vector(space, width)
         return OnlineResult(
             weights=weights,
@@ -673,6 +675,12 @@ class OnlineTrainer:
             nonzero=int(np.count_nonzero(best_w)),
             features=width,
         )
+
+    def _written(self, init: Weights, space: Any, w: np.ndarray) -> Weights:
+        """Weights ``w`` as the result writes them: over ``init``, normalized as asked."""
+        weights = Weights(init)
+        weights.update(Weights.from_vector(space, w))
+        return normalize_l1(weights) if self.normalize == "l1" else weights
 
     def fit_mixed(self, shards: Shards, init: Weights) -> OnlineResult:
         """The online tuner by iterative parameter mixing (McDonald et al. 2010), as batch MIRA's
@@ -693,7 +701,7 @@ class OnlineTrainer:
         w = init.vector(space, width).astype(np.float64)
         key = f"online:{id(self)}:{time.perf_counter_ns()}"
         sent = copy.copy(self)
-        sent.progress = None  # what travels: the options, not the caller's callback
+        sent.progress = sent.checkpoint = None  # what travels: the options, not the caller's callbacks
         names = shards.map(online_shard_prepare, key, sent, w)
         metric_object = shards.metric
 
@@ -704,6 +712,7 @@ class OnlineTrainer:
         best_bleu, best_epoch, best_w = -np.inf, 0, w.copy()
         history: list[Iteration] = []
         for epoch in range(1, self.epochs + 1):
+            interrupts.check()
             began = time.perf_counter()
             w, current, updates, losses = mixed_epoch(shards.map(online_shard_epoch, key, w, epoch), self.select)
             bleu = metric(current)
@@ -713,6 +722,8 @@ class OnlineTrainer:
                 self.progress(entry)
             if bleu > best_bleu:
                 best_bleu, best_epoch, best_w = bleu, epoch, current
+                if self.checkpoint is not None:
+                    self.checkpoint(self._written(init, space, current), bleu)
         return self._result(init, space, metric_object, metric, bleu_before, history, best_epoch, best_w,
                             names[0], started)  # fmt: skip
 
@@ -747,6 +758,7 @@ class _OnlineShard:
         loss.begin_epoch(space, w, epoch)
         updates, losses = 0, 0.0
         for first in range(0, order.size, trainer.minibatch):
+            interrupts.check()  # a safe point between updates (in this process; a worker has no signals to defer)
             steps = [loss.step(space, int(s), w) for s in order[first : first + trainer.minibatch]]
             losses += sum(s.loss for s in steps if s.idx.size)
             if self.optimizer.apply(w, combine(steps, w.size, self.mean)):

@@ -21,7 +21,8 @@ Methods (``method=``):
     first (:class:`~hypertune.algorithms.kbest.LazyKBest`) and scored exactly, refused above ``max_strings``;
     otherwise BLEU+1 (and BLEU with add-k smoothing) is maximized by branch and bound over the n-gram-split
     graph from the ``partial`` oracle (:mod:`hypertune.tuners.exact_oracle`), refused beyond
-    ``max_expansions``.
+    ``max_expansions``. A refused sentence is a :class:`SearchLimitError`; with ``keep_going`` the search goes
+    on with the other sentences and names the refused ones in :attr:`OracleResult.unfinished`.
 ``corpus``
     The greedy corpus oracle (survey Fig. 2): from the sentence oracles of ``start_method``, repeatedly
     switch the one sentence whose switch raises corpus BLEU most, until no switch helps. On lattices and
@@ -33,6 +34,10 @@ Every method returns per sentence the oracle's words, features, model score unde
 without weights) and exact statistics recomputed from its words. Among candidates with equal metric
 score the higher model score wins, then (k-best lists and ``exact``) the lexicographically greater
 string; graph searches break remaining ties by the first in-edge.
+
+The sentence methods check for a deferred signal between sentences (and the branch and bound inside its
+search; :mod:`hypertune.interrupts`); ``progress(done, total)`` is called after every sentence and
+``checkpoint(oracle)`` with every sentence's oracle as it is found, so that a caller keeps the finished ones.
 """
 
 from __future__ import annotations
@@ -45,10 +50,11 @@ from dataclasses import dataclass, field, replace
 import numba
 import numpy as np
 
+from hypertune import interrupts
 from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest
 from hypertune.choices import CORPUS_ORACLE_VARIANTS, ORACLE_METHODS
-from hypertune.errors import GraphError, InputError, UsageError
+from hypertune.errors import GraphError, HypertuneError, InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
@@ -62,6 +68,15 @@ from hypertune.weights import Weights
 
 METHODS = ORACLE_METHODS
 VARIANTS = CORPUS_ORACLE_VARIANTS
+
+
+class SearchLimitError(HypertuneError):
+    """A sentence the exact oracle cannot finish within its limits (``max_expansions``, ``max_strings``, the
+    n-gram split's size); the message names the sentence by its id and what to do. ``sentence``: its index."""
+
+    def __init__(self, message: str, sentence: int) -> None:
+        super().__init__(message)
+        self.sentence = sentence
 
 
 @dataclass(frozen=True)
@@ -85,7 +100,8 @@ class Oracle:
 class OracleResult:
     """Every sentence's oracle, the corpus statistics and the corpus metric of the oracle translations
     (``bleu``, 0-1: plain corpus BLEU for the BLEU family, see :func:`corpus_score`), the method and how long
-    the search took."""
+    the search took. With ``keep_going``, ``unfinished`` holds ``(sentence, reason)`` of every sentence beyond the
+    limits, and ``oracles``, the statistics and ``bleu`` are those of the finished sentences alone."""
 
     oracles: list[Oracle]
     corpus_stats: np.ndarray
@@ -93,6 +109,7 @@ class OracleResult:
     method: str
     seconds: float = 0.0
     details: dict[str, object] = field(default_factory=dict)
+    unfinished: list[tuple[int, str]] = field(default_factory=list)
 
 
 class OracleSearch:
@@ -102,7 +119,10 @@ class OracleSearch:
     the most distinct strings ``exact`` enumerates per graph; ``enumerate_below``: graphs with at most this
     many derivations are enumerated, larger ones searched by branch and bound with at most
     ``max_expansions`` partial derivations expanded. ``passes``: the most candidate-drawing passes
-    of ``corpus`` on graphs. ``seed``: the sentence order of ``variant="sentence-order"``."""
+    of ``corpus`` on graphs. ``seed``: the sentence order of ``variant="sentence-order"``. ``keep_going``: a
+    sentence beyond the limits does not stop a sentence method (:attr:`OracleResult.unfinished`). ``progress``:
+    called with (sentences done, sentences) after every sentence of a sentence method in this process;
+    ``checkpoint``: with each of their :class:`Oracle` as it is found."""
 
     def __init__(
         self,
@@ -118,6 +138,9 @@ class OracleSearch:
         enumerate_below: int = exact_oracle.ENUMERATE_BELOW,
         passes: int = 10,
         seed: int = 0,
+        keep_going: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        checkpoint: Callable[[Oracle], None] | None = None,
     ) -> None:
         if method not in METHODS:
             raise UsageError(f"unknown oracle method {method!r}; choose one of {', '.join(METHODS)}")
@@ -141,6 +164,9 @@ class OracleSearch:
         self.enumerate_below = enumerate_below
         self.passes = passes
         self.seed = seed
+        self.keep_going = keep_going
+        self.progress = progress
+        self.checkpoint = checkpoint
 
     def run(self, tuning_set: TuningSet | Shards, weights: Weights | None = None) -> OracleResult:
         """Every sentence's oracle. A sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`, e.g. on a
@@ -150,14 +176,14 @@ class OracleSearch:
         started = time.perf_counter()
         search = _Search(self, tuning_set, weights or Weights())
         method = self.method
+        unfinished: list[tuple[int, str]] = []
         if method == "corpus":
-            chosen = search.corpus()
+            chosen = {s: search.describe(s, edges) for s, edges in enumerate(search.corpus())}
         else:
-            chosen = [search.sentence_oracle(s, method) for s in range(len(tuning_set))]
-        oracles = [search.describe(s, edges) for s, edges in enumerate(chosen)]
-        total = np.sum([o.stats for o in oracles], axis=0)
-        bleu = corpus_score(tuning_set, total)
-        return OracleResult(oracles, total, bleu, method, time.perf_counter() - started, search.details)
+            chosen, unfinished = search.sentence_oracles(method, self.progress, self.checkpoint)
+        oracles = list(chosen.values())
+        total, bleu = _corpus_total(tuning_set, oracles)
+        return OracleResult(oracles, total, bleu, method, time.perf_counter() - started, search.details, unfinished)
 
     def run_shards(self, shards: Shards, weights: Weights | None = None) -> OracleResult:
         """The oracles searched shard by shard where the shards are: only the options, weights and statistics
@@ -174,7 +200,8 @@ class OracleSearch:
             return OracleResult(
                 oracles, total, corpus_score(shards, total), "corpus", time.perf_counter() - started, details
             )
-        options = self
+        options = copy.copy(self)
+        options.progress = options.checkpoint = None  # what travels: the options, not the caller's callbacks
         if self.method == "linear" and self.linear_p is None:
             order = getattr(shards.metric, "max_order", 4)
             total = np.sum(shards.map(oracle_shard_model_stats, weights), axis=0)
@@ -182,12 +209,12 @@ class OracleSearch:
                 p, r = estimate_precisions(total, order)
             except InputError as error:
                 raise UsageError(f"{error} in the model-best translations; give --linear-p and --linear-r") from None
-            options = copy.copy(self)
             options.linear_p, options.linear_r = p, r
         parts = shards.map(oracle_shard_sentences, options, weights)
-        oracles = [oracle for found, _ in parts for oracle in found]
+        oracles = [oracle for found, _, _ in parts for oracle in found]
+        unfinished = [item for _, _, part in parts for item in part]
         details: dict[str, object] = {}
-        for _, found in parts:
+        for _, found, _ in parts:
             for key, value in found.items():
                 if key == "exact" and key in details:
                     into = details[key]
@@ -196,9 +223,8 @@ class OracleSearch:
                     into["most"] = max(into["most"], value["most"])  # type: ignore[index]
                 else:
                     details.setdefault(key, dict(value) if isinstance(value, dict) else value)
-        total = np.sum([o.stats for o in oracles], axis=0)
-        bleu = corpus_score(shards, total)
-        return OracleResult(oracles, total, bleu, self.method, time.perf_counter() - started, details)
+        total, bleu = _corpus_total(shards, oracles)
+        return OracleResult(oracles, total, bleu, self.method, time.perf_counter() - started, details, unfinished)
 
     def _corpus_on_shards(self, shards: Shards, weights: Weights) -> tuple[list[Oracle], dict[str, object]]:
         """The corpus oracle over shards: candidates start and grow on the shards, statistics rows are switched
@@ -224,12 +250,23 @@ class OracleSearch:
         return [oracle for oracles, _ in found for oracle in oracles], details
 
 
-def oracle_shard_sentences(shard: Shard, options: OracleSearch, weights: Weights) -> tuple[list[Oracle], dict]:
-    """The shard's sentence oracles (numbered in the whole tuning set) and its search's details."""
+def oracle_shard_sentences(
+    shard: Shard, options: OracleSearch, weights: Weights
+) -> tuple[list[Oracle], dict, list[tuple[int, str]]]:
+    """The shard's sentence oracles (numbered in the whole tuning set), its search's details and its unfinished
+    sentences (``keep_going``)."""
     search = _Search(options, shard.tuning_set, weights)
-    chosen = [search.sentence_oracle(s, options.method) for s in range(len(shard.tuning_set))]
-    found = [replace(search.describe(s, edges), sentence=shard.start + s) for s, edges in enumerate(chosen)]
-    return found, search.details
+    chosen, unfinished = search.sentence_oracles(options.method)
+    found = [replace(oracle, sentence=shard.start + s) for s, oracle in chosen.items()]
+    return found, search.details, [(shard.start + s, reason) for s, reason in unfinished]
+
+
+def _corpus_total(tuning_set: TuningSet | Shards, oracles: list[Oracle]) -> tuple[np.ndarray, float]:
+    """The summed statistics of ``oracles`` and their corpus score (0 statistics and score without any)."""
+    if not oracles:
+        return np.zeros(tuning_set.metric.stats_size), 0.0
+    total = np.sum([o.stats for o in oracles], axis=0)
+    return total, corpus_score(tuning_set, total)
 
 
 def oracle_shard_model_stats(shard: Shard, weights: Weights) -> np.ndarray:
@@ -277,6 +314,35 @@ class _Search:
         self.details: dict[str, object] = {}
 
     # ------------------------------------------------------------------ one sentence
+    def sentence_oracles(
+        self,
+        method: str,
+        progress: Callable[[int, int], None] | None = None,
+        checkpoint: Callable[[Oracle], None] | None = None,
+    ) -> tuple[dict[int, Oracle], list[tuple[int, str]]]:
+        """Every sentence's oracle under a sentence method, by sentence (each given to ``checkpoint`` as it is
+        found); with ``keep_going``, the sentences beyond the limits are left out and returned as ``(sentence,
+        reason)``."""
+        chosen: dict[int, Oracle] = {}
+        unfinished: list[tuple[int, str]] = []
+        count = len(self.tuning_set)
+        if progress is not None:
+            progress(0, count)
+        for s in range(count):
+            interrupts.check()  # a safe point between sentences
+            try:
+                chosen[s] = self.describe(s, self.sentence_oracle(s, method))
+            except SearchLimitError as error:
+                if not self.options.keep_going:
+                    raise
+                unfinished.append((s, str(error)))
+            else:
+                if checkpoint is not None:
+                    checkpoint(chosen[s])
+            if progress is not None:
+                progress(s + 1, count)
+        return chosen, unfinished
+
     def sentence_oracle(self, sentence: int, method: str) -> np.ndarray:
         """Pre-order edges of ``sentence``'s oracle under a sentence method."""
         hg = self.tuning_set.graphs[sentence]
@@ -360,10 +426,11 @@ class _Search:
         incumbent = (start_stats[0 : 2 * self.order : 2], int(start_stats[1]), start_model, start_words)
         try:
             split = self.split_graph(sentence)
-        except GraphError as error:
-            raise UsageError(
+        except GraphError as error:  # the split's own size limit: this sentence is beyond the search
+            raise SearchLimitError(
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound needs the "
-                f"graph split by n-gram state, and {error} (use --method partial)"
+                f"graph split by n-gram state, and {error} (use --method partial)",
+                sentence,
             ) from None
         metric = self.metric
         lengths = np.asarray([len(metric.ids(r)) for r in self.tuning_set.references[sentence]], dtype=np.int64)
@@ -371,10 +438,11 @@ class _Search:
         skip = self.decoder.skip.tolist()
         found = exact_oracle.branch_and_bound(split, scores[split.origin], form, lengths, incumbent, limit, skip)
         if not found.finished:
-            raise UsageError(
+            raise SearchLimitError(
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: the exact oracle's branch and bound passed "
                 f"{limit} expansions with BLEU+1 between {found.best:.4f} and {found.open_bound:.4f} left open "
-                "(raise --max-expansions, or use --method partial or linear)"
+                "(raise --max-expansions, or use --method partial or linear)",
+                sentence,
             )
         self._count("searched", found.expansions)
         candidates = [start] + [split.origin[edges] for edges in found.candidates]
@@ -389,9 +457,10 @@ class _Search:
         limit = self.options.max_strings
         found = list(LazyKBest(hg, scores, unique=True).best(limit + 1))
         if len(found) > limit:
-            raise UsageError(
+            raise SearchLimitError(
                 f"sentence {self.tuning_set.sentence_ids[sentence]}: more than {limit} distinct strings; the exact "
-                "oracle enumerates them all (raise --max-strings, or use --method partial or linear)"
+                "oracle enumerates them all (raise --max-strings, or use --method partial or linear)",
+                sentence,
             )
         yields = [self.decoder.words(sentence, np.asarray(d.edges())) for _, d in found]
         stats = self.decoder.stats_of(sentence, yields)

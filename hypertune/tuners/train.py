@@ -19,10 +19,11 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+from hypertune import interrupts
 from hypertune.choices import GAIN_SMOOTHINGS, TRAIN_OPTIMIZERS
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics.bleu import bleu_score
-from hypertune.tuners.base import Iteration, TuningResult, metric_label
+from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists
 from hypertune.tuners.hope_fear import Gain
 from hypertune.tuners.losses import LOSSES, Candidates, make_loss
@@ -67,7 +68,9 @@ class Trainer:
     ``sample``: PL's options. ``kbest``: derivations per lattice/forest. ``smooth``: the sentence gain.
     ``acceptance``: how PRO (and ranking) accept sampled pairs, ``threshold`` (Moses) or ``sigmoid`` (cdec).
     ``interpolate``: β of cdec's ``w ← β·w_new + (1 − β)·w_init``. ``normalize``: ``l1`` as MERT.
-    Everything random comes from ``seed``."""
+    Everything random comes from ``seed``. ``progress``: called after every iteration; ``checkpoint``: with the
+    iteration's weights as the result would write them and their BLEU (:data:`~hypertune.tuners.base.Checkpoint`);
+    a deferred signal stops the run at the next evaluation of the loss (:func:`hypertune.interrupts.check`)."""
 
     def __init__(
         self,
@@ -86,6 +89,7 @@ class Trainer:
         iterations: int = 200,
         seed: int = 0,
         progress: Callable[[TrainIteration], None] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if loss not in LOSSES:
             raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")
@@ -107,6 +111,7 @@ class Trainer:
         self.optimizer = ("owlqn" if l1 > 0 else "lbfgs") if optimizer == "auto" else optimizer
         self.kbest, self.smooth, self.interpolate, self.normalize = kbest, smooth, interpolate, normalize
         self.iterations, self.seed, self.progress = iterations, seed, progress
+        self.checkpoint = checkpoint
 
     def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> TrainResult:
         """Minimize the loss from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.corpus.Shards`):
@@ -119,8 +124,8 @@ class Trainer:
         names = space.names
         start = init.vector(space, len(names))
         key = f"train:{id(self)}:{time.perf_counter_ns()}"
-        travelling = copy.copy(self)  # what the shards need: the options, not the progress callback
-        travelling.progress = None
+        travelling = copy.copy(self)  # what the shards need: the options, not the callbacks
+        travelling.progress = travelling.checkpoint = None
         pairs = shards.map(train_shard_prepare, key, travelling, start)
         loss = make_loss(self.loss, self.top_k, self.sample, self.acceptance)
         l2 = loss.default_l2 if self.l2 is None else self.l2
@@ -129,6 +134,7 @@ class Trainer:
             return float(shards.metric.score(np.vstack(shards.map(train_shard_best_rows, w)).sum(axis=0)))
 
         def function(w: np.ndarray) -> tuple[float, np.ndarray]:
+            interrupts.check()  # a safe point: every evaluation of the loss
             parts = shards.map(train_shard_value, key, w)
             value, gradient = parts[0]
             for more, more_gradient in parts[1:]:
@@ -142,6 +148,16 @@ class Trainer:
             history.append(entry)
             if self.progress is not None:
                 self.progress(entry)
+            if self.checkpoint is not None:
+                weights = written(w)
+                same = self.interpolate == 1.0  # the L1 norm's one positive factor keeps the model-best
+                self.checkpoint(weights, entry.bleu if same else metric(weights.vector(space, len(names))))
+
+        def written(found: np.ndarray) -> Weights:
+            w = self.interpolate * found + (1.0 - self.interpolate) * start
+            weights = Weights(init)
+            weights.update(Weights.from_vector(space, w))
+            return normalize_l1(weights) if self.normalize == "l1" else weights
 
         before = function(start)[0] + self.l1 * float(np.abs(start).sum())
         if self.optimizer == "owlqn":
@@ -150,11 +166,7 @@ class Trainer:
             found = scipy.optimize.minimize(
                 function, start, jac=True, method="L-BFGS-B", callback=record, options={"maxiter": self.iterations}
             )
-        w = self.interpolate * found.x + (1.0 - self.interpolate) * start
-        weights = Weights(init)
-        weights.update(Weights.from_vector(space, w))
-        if self.normalize == "l1":
-            weights = normalize_l1(weights)
+        weights = written(found.x)
         final = weights.vector(space, len(names))
         return TrainResult(
             weights=weights,
