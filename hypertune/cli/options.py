@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TypeVar
 
 from hypertune.choices import CACHE_ENVIRONMENT, ENVELOPES, GRAPH_FORMATS, METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS
 from hypertune.errors import UsageError
@@ -47,16 +48,23 @@ def seed(text: str) -> int:
     return value
 
 
+T = TypeVar("T", int, float)
+
+
+def _within(value: T, text: str, minimum: float, maximum: float) -> T:
+    """``value`` (parsed from ``text``) if it lies from ``minimum`` to ``maximum``, else argparse's error."""
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {text!r}")
+    if value > maximum:
+        raise argparse.ArgumentTypeError(f"must be at most {maximum:g}, got {text!r}")
+    return value
+
+
 def integer(minimum: int = 0, maximum: int = MAX_COUNT):  # noqa: ANN201 - an argparse type
     """An argparse type: an integer from ``minimum`` to ``maximum``."""
 
     def parse(text: str) -> int:
-        value = _integer(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {text!r}")
-        return value
+        return _within(_integer(text), text, minimum, maximum)
 
     parse.__name__ = "integer"
     return parse
@@ -79,11 +87,7 @@ def number(minimum: float = -math.inf, maximum: float = math.inf, above: float |
         value = _float(text)
         if above is not None and not value > above:
             raise argparse.ArgumentTypeError(f"must be greater than {above:g}, got {text!r}")
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {text!r}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:g}, got {text!r}")
-        return value
+        return _within(value, text, minimum, maximum)
 
     parse.__name__ = "number"
     return parse
