@@ -39,7 +39,7 @@ BAD_CHOICE = "bogus"
 #: ... but for these, whose choices run for minutes.
 ONLY_BAD_CHOICE = {("bench", "--suite")}
 #: How long one run may take before it is cut short (seconds).
-LIMIT = 5
+LIMIT = 2
 
 TUNING = [NBEST, "--refs", REF_PREFIX, "--init", INIT]
 
