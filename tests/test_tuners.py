@@ -47,9 +47,14 @@ def test_every_tuner_returns_the_same_names():
         result = tuner_class(seed=2).fit(tuning_set([0, 1, 2, 3, 4]), read_weights(INIT))
         assert isinstance(result, TuningResult), name
         payload = json.loads(json.dumps(result.to_json()))
-        assert list(payload)[:7] == ["bleu_before", "bleu_after", "metric", "weights", "history", "seconds", "seed"]
-        assert payload["seed"] == 2 and payload["metric"] == "BLEU"
-        assert all({"iteration", "bleu", "seconds"} <= set(entry) for entry in payload["history"]), name
+        assert list(payload)[:10] == [
+            "bleu_before", "bleu_after", "metric", "weights", "history", "seconds", "seed",
+            "score_before", "score_after", "higher_is_better",
+        ]  # fmt: skip
+        assert payload["seed"] == 2 and payload["metric"] == "BLEU" and payload["higher_is_better"] is True
+        assert (payload["score_before"], payload["score_after"]) == (payload["bleu_before"], payload["bleu_after"])
+        assert all({"iteration", "score", "bleu", "seconds"} <= set(entry) for entry in payload["history"]), name
+        assert all(entry["score"] == entry["bleu"] for entry in payload["history"]), name
         assert [entry["iteration"] for entry in payload["history"]] == list(range(1, len(payload["history"]) + 1))
         if name in ("mert", "mira"):  # they keep the best start point / epoch by BLEU (minrisk: by its objective)
             best = max(entry["bleu"] for entry in payload["history"])

@@ -558,3 +558,32 @@ def test_runs_on_one_local_cluster_give_the_runs_without_it(corpus, tmp_path, ca
     code, result, err = run_tune(shared, capsys)
     assert code == 0, err
     assert [r["weights"] for r in result["runs"]] == [r["weights"] for r in expected["runs"]]
+
+
+def first_lines_ter(nbest: Path, ref: Path) -> float:
+    """sacrebleu's corpus TER (0-1) of each sentence's first hypothesis in a Moses n-best list."""
+    first: dict[int, str] = {}
+    for line in nbest.read_text().splitlines():
+        sid, words = line.split(" ||| ")[:2]
+        first.setdefault(int(sid), words.strip())
+    refs = ref.read_text().splitlines()
+    return sacrebleu.metrics.TER().corpus_score([first[i] for i in sorted(first)], [refs[: len(first)]]).score / 100
+
+
+@pytest.mark.parametrize("metric", ["bleu", "ter"])
+def test_tune_says_score_metric_and_direction_and_picks_the_better_iteration(metric, corpus, tmp_path, capsys):
+    workdir = tmp_path / "wd"
+    code, result, err = run_tune(tune_args(corpus, workdir, "--metric", metric), capsys)
+    assert code == 0, err
+    lower = metric == "ter"
+    assert result["metric"].lower() == metric and result["higher_is_better"] is (not lower)
+    assert (result["score_before"], result["score_after"]) == (result["bleu_before"], result["bleu_after"])
+    dev = []
+    for entry in result["history"]:  # each iteration's dev metric, computed here with sacrebleu
+        nbest = workdir / f"iteration-{entry['iteration']:03d}" / "output" / "kbest"
+        dev.append(first_lines_ter(nbest, corpus["ref"]) if lower else first_lines_bleu(nbest, corpus["ref"]))
+        assert entry["bleu"] == pytest.approx(dev[-1], abs=1e-9)
+        if "tuner_bleu_after" in entry:
+            tuned = json.loads((workdir / f"iteration-{entry['iteration']:03d}" / "tuner.json").read_text())["result"]
+            assert entry["tuner_bleu_after"] == tuned["score_after"] == tuned[f"{metric}_after"]
+    assert result["best_iteration"] == 1 + dev.index(min(dev) if lower else max(dev))

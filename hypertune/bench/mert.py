@@ -99,7 +99,7 @@ def _kbest_mert(nbest: str, refs: str, init: str | None, restarts: int) -> tuple
     hypotheses = sum(g.num_edges - 1 for g in graphs)
     return seconds, (
         f"{len(graphs)} sentences, {hypotheses} hypotheses, {len(tuning.feature_space)} features, "
-        f"BLEU {result.bleu_before:.4f} -> {result.bleu_after:.4f}, {result.line_searches} line searches"
+        f"BLEU {result.score_before:.4f} -> {result.score_after:.4f}, {result.line_searches} line searches"
     )
 
 
@@ -130,6 +130,6 @@ def _lattice_mert(corpus: Path, prune_density: float = 0.0) -> Figure:
         + (", pruned" if prune_density else ""),
         seconds,
         None if prune_density else 60.0,
-        f"{len(graphs)} graphs, {pruning} ({edges} edges), BLEU {result.bleu_before:.4f} -> "
-        f"{result.bleu_after:.4f}, {result.line_searches} line searches",
+        f"{len(graphs)} graphs, {pruning} ({edges} edges), BLEU {result.score_before:.4f} -> "
+        f"{result.score_after:.4f}, {result.line_searches} line searches",
     )

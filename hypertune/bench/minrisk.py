@@ -59,7 +59,7 @@ def benchmark_minrisk(shared_dir: str, workdir: str) -> list[Figure]:
     result = MinRisk(objective="linear-bleu", anneal=Annealing()).fit(tuning_set, weights)
     detail = (
         f"{len(result.history)} L-BFGS iterations, {result.evaluations} evaluations, BLEU "
-        f"{100 * result.bleu_before:.2f} -> {100 * result.bleu_after:.2f}"
+        f"{100 * result.score_before:.2f} -> {100 * result.score_after:.2f}"
     )
     figures.append(Figure("minrisk linear-bleu annealed (1000:0.5:0.001, quench to 64), 200 forests",
                           time.perf_counter() - began, 300.0, detail))  # fmt: skip

@@ -110,7 +110,7 @@ def benchmark_train(shared_dir: str, workdir: str) -> list[Figure]:
     start = Weights({name: 0.1 for name in tuning_set.feature_space.names})
     began = time.perf_counter()
     result = Trainer(loss="pro", seed=1).fit(tuning_set, start)
-    detail = f"{result.pairs} pairs, BLEU {100 * result.bleu_before:.2f} -> {100 * result.bleu_after:.2f}"
+    detail = f"{result.pairs} pairs, BLEU {100 * result.score_before:.2f} -> {100 * result.score_after:.2f}"
     figures = [Figure("PRO (sampling + classifier), 1,000 x 100", time.perf_counter() - began, 3.0, detail)]
     trainer = Trainer(loss="pl", top_k=5, seed=1)
     w = start.vector(tuning_set.feature_space, len(tuning_set.feature_space))

@@ -177,9 +177,9 @@ def run(args: argparse.Namespace) -> int:
     details = f"{len(result.history)} start points, {result.line_searches} line searches"
     if tuning_set is not given:  # searched on pruned graphs; report the weights on the inputs as given
         model_best = ModelBest(given)
-        result.pruned_score_after = result.bleu_after
-        result.bleu_before = model_best.score(init.vector(given.feature_space))
-        result.bleu_after = model_best.score(result.weights.vector(given.feature_space))
+        result.pruned_score_after = result.score_after
+        result.score_before = model_best.score(init.vector(given.feature_space))
+        result.score_after = model_best.score(result.weights.vector(given.feature_space))
         details += f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
     code = report_tuning(args, given, result, details + (f", {shards.count} shards" if shards else ""))
     if args.envelope_nbest:

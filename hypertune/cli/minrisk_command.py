@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int
     def report(entry: Any) -> None:
         sys.stderr.write(
             f"\r\x1b[Kminrisk: iteration {entry.iteration}: objective {entry.objective:.6g}, "
-            f"{args.objective} {shown(args.objective, entry.value)}, BLEU {percent(entry.bleu)} "
+            f"{args.objective} {shown(args.objective, entry.value)}, BLEU {percent(entry.score)} "
             f"(T {entry.temperature:g}, γ {entry.scale:g})"
         )
         sys.stderr.flush()

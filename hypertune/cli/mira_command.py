@@ -162,7 +162,7 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
     def report(epoch: Any) -> None:
         print(
             f"epoch {epoch.epoch}: {epoch.updates}/{epoch.examples} updates, avg loss = "
-            f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.bleu:.2f}",
+            f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.score:.2f}",
             file=sys.stderr,
         )
 

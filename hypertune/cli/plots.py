@@ -64,11 +64,11 @@ def plot_history(result: Any, path: str, title: str) -> None:
     entries = [entry.to_json() for entry in result.history]
     figure, axis = plt.subplots(figsize=(6.4, 3.6))
     steps = [e["iteration"] for e in entries]
-    axis.plot(steps, [100 * e["bleu"] for e in entries], marker="o", markersize=3, color="tab:blue")
+    axis.plot(steps, [100 * e["score"] for e in entries], marker="o", markersize=3, color="tab:blue")
     axis.set_xlabel("iteration")
     axis.set_ylabel(result.metric)
-    axis.axhline(100 * result.bleu_before, color="grey", linestyle=":", linewidth=1, label="before")
-    axis.axhline(100 * result.bleu_after, color="tab:blue", linestyle="--", linewidth=1, label="kept")
+    axis.axhline(100 * result.score_before, color="grey", linestyle=":", linewidth=1, label="before")
+    axis.axhline(100 * result.score_after, color="tab:blue", linestyle="--", linewidth=1, label="kept")
     if entries and "objective" in entries[0]:
         other = axis.twinx()
         other.plot(steps, [e["objective"] for e in entries], color="tab:orange", linewidth=1)

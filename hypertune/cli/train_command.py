@@ -204,7 +204,7 @@ def _run_online(args: argparse.Namespace) -> int:
 
     def report(entry: Any) -> None:
         sys.stderr.write(f"\r\x1b[K{args.command}: epoch {entry.iteration}: {entry.updates} updates, "
-                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+                         f"BLEU {100 * entry.score:.2f}")  # fmt: skip
         sys.stderr.flush()
 
     online = OnlineTrainer(
@@ -272,7 +272,7 @@ def _run_batch(args: argparse.Namespace) -> int:
 
     def report(entry: Any) -> None:
         sys.stderr.write(f"\r\x1b[K{args.command}: iteration {entry.iteration}: loss {entry.loss:.6g}, "
-                         f"BLEU {100 * entry.bleu:.2f}")  # fmt: skip
+                         f"BLEU {100 * entry.score:.2f}")  # fmt: skip
         sys.stderr.flush()
 
     trainer = Trainer(

@@ -158,6 +158,19 @@ def _tuner_parser(tuner: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _metric_of(args: argparse.Namespace) -> tuple[str, bool]:
+    """The name of the tuner's metric as results give it (``BLEU``, ``TER``) and whether higher is better; a
+    command without ``--metric`` tunes BLEU."""
+    if not hasattr(args, "metric"):
+        return "BLEU", True
+    from hypertune.cli.tuning import build_metric
+    from hypertune.symbols import Vocabulary
+    from hypertune.tuners.base import metric_label
+
+    metric = build_metric(args, Vocabulary())
+    return metric_label(metric), bool(metric.higher_is_better)
+
+
 class CommandStep:
     """The loop's :class:`~hypertune.loop.TuningStep` made of a tuning command: every tuning is ``hypertune
     TUNER INPUTS --refs REF --init W --seed S --out OUT --json TUNER_ARGS`` run in this process (the same
@@ -177,6 +190,7 @@ class CommandStep:
                 self._namespace(["INPUT"], "INIT", "OUT", 0, []), dest
             ):
                 raise UsageError(f"{option} of the tuner is set by the loop in every iteration; give it to tune itself")
+        self.metric, self.higher_is_better = _metric_of(probe)
 
     def _namespace(
         self, inputs: list[str], init: str, out: str | None, seed: int, extra: list[str] | None = None
@@ -328,7 +342,7 @@ def _run_one(args: argparse.Namespace) -> int:
         stop = interrupts.as_interrupt(error)
         if stop is None:
             raise
-        raise stop.explained(_interrupted(args, workdir, stop)) from None
+        raise stop.explained(_interrupted(args, workdir, stop, step.higher_is_better)) from None
     payload = result.to_json()
     if args.test_decoder:
         payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
@@ -338,7 +352,8 @@ def _run_one(args: argparse.Namespace) -> int:
         write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
     best = payload["best_iteration"]
     lines = [
-        f"BLEU before {percent(result.bleu_before)} after {percent(result.bleu_after)} ({len(result.history)} "
+        f"{result.metric} before {percent(result.score_before)} after {percent(result.score_after)} "
+        f"({len(result.history)} "
         f"decodings, stopped: {result.stopped}; best: iteration {best}, {percent(result.history[best - 1]['bleu'])}; "
         f"{result.seconds:.1f} s)"
     ]
@@ -374,20 +389,21 @@ def _cluster(args: argparse.Namespace, step: CommandStep) -> Iterator[None]:
         yield
 
 
-def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any) -> str:
+def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any, higher_is_better: bool = True) -> str:
     """The one line of an interrupted loop: the work directory keeps every finished step (``--resume`` goes on
     from there), and the weights of the best decoding so far are written beside ``--out`` (``OUT.interrupted``;
     printed on stdout without ``--out``)."""
     from hypertune.cli.common import percent
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
+    from hypertune.metrics import best_index
 
     line = f"interrupted ({stop.name}); {args.workdir} keeps every finished step: continue with --resume"
     history = (workdir.read_json("state.json") or {}).get("history", [])
     decoded = [entry for entry in history if entry.get("bleu") is not None]
     if not decoded:
         return line
-    best = max(decoded, key=lambda entry: entry["bleu"])
+    best = decoded[best_index([entry["bleu"] for entry in decoded], higher_is_better)]
     i = best["iteration"]
     weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
     what = f"the best weights so far (iteration {i}, BLEU {percent(best['bleu'])})"
@@ -448,6 +464,7 @@ def _run_many(args: argparse.Namespace) -> int:
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import WorkDir, average_weights, spread
     from hypertune.loop.decoder import die_with_parent
+    from hypertune.metrics import best_index
     from hypertune.weights import Weights
 
     workdir = WorkDir(args.workdir)
@@ -501,10 +518,25 @@ def _run_many(args: argparse.Namespace) -> int:
                 )
             results[seed] = json.load(open(workdir.file(f"run-{seed}.json"), encoding="utf-8"))
             if not (args.json or args.quiet):
-                print(f"run with seed {seed}: BLEU {percent(results[seed]['bleu_after'])}", file=sys.stderr)
+                print(
+                    f"run with seed {seed}: {results[seed]['metric']} {percent(results[seed]['score_after'])}",
+                    file=sys.stderr,
+                )
     runs = [results[s] for s in seeds]
-    dev = spread([r["bleu_after"] for r in runs])
-    kept = ("bleu_before", "bleu_after", "iterations", "stopped", "best_iteration", "test_bleu", "weights")
+    dev = spread([r["score_after"] for r in runs])
+    kept = (
+        "bleu_before",
+        "bleu_after",
+        "score_before",
+        "score_after",
+        "metric",
+        "higher_is_better",
+        "iterations",
+        "stopped",
+        "best_iteration",
+        "test_bleu",
+        "weights",
+    )  # bleu_*: deprecated, kept for one release
     summaries = [{"seed": s, **{k: r[k] for k in kept if k in r}} for s, r in zip(seeds, runs, strict=True)]
     payload: dict[str, Any] = {"runs": summaries, "dev_bleu": dev}
     if args.test_decoder:
@@ -514,7 +546,7 @@ def _run_many(args: argparse.Namespace) -> int:
         final = average_weights(all_weights)
         chosen = "averaged over the runs"
     else:
-        best = max(range(len(runs)), key=lambda k: runs[k]["bleu_after"])
+        best = best_index([r["score_after"] for r in runs], runs[0].get("higher_is_better", True))
         final = read_weights(workdir.file(f"run-{seeds[best]}.weights"))
         chosen = f"of the best dev run (seed {seeds[best]})"
     payload.update(weights=dict(final), weights_chosen=chosen, workdir=args.workdir, output=args.out)

@@ -218,11 +218,11 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
     if getattr(args, "plot", None):
         from hypertune.cli.plots import plot_history
 
-        title = f"{args.command}: {result.metric} {percent(result.bleu_before)} → {percent(result.bleu_after)}"
+        title = f"{args.command}: {result.metric} {percent(result.score_before)} → {percent(result.score_after)}"
         plot_history(result, args.plot, title)
     payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
     summary = [
-        f"{result.metric.upper()} before {percent(result.bleu_before)} after {percent(result.bleu_after)} "
+        f"{result.metric.upper()} before {percent(result.score_before)} after {percent(result.score_after)} "
         f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s)"
     ]
     naming = getattr(tuning_set, "naming", None)  # where the sentence ids come from (file names, ...)

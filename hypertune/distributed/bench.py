@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         local = tuner(args.jobs).fit(tuning, weights)
         report[f"local_{args.jobs}_threads_s"] = time.perf_counter() - began
         report["line_searches"] = local.line_searches
-        report["bleu"] = [local.bleu_before, local.bleu_after]
+        report["bleu"] = [local.score_before, local.score_after]
         print(json.dumps(report), file=sys.stderr, flush=True)
     del tuning
     with open_cluster(f"local:{args.workers}", lambda line: print(line, file=sys.stderr)) as client:
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             report["per_line_search"]["round_trip_s"] = (time.perf_counter() - began) / 3
     report["cluster_line_searches"] = result.line_searches
     if local is not None:
-        report["identical"] = dict(local.weights) == dict(result.weights) and local.bleu_after == result.bleu_after
+        report["identical"] = dict(local.weights) == dict(result.weights) and local.score_after == result.score_after
     print(json.dumps(report, indent=1))
     return 0
 

@@ -35,6 +35,7 @@ from hypertune.formats.weights import format_weights, read_weights
 from hypertune.loop.candidates import CandidatePool
 from hypertune.loop.decoder import DecoderConfig, expand, run_decoder
 from hypertune.loop.workdir import STATE_VERSION, WorkDir
+from hypertune.metrics import best_index
 from hypertune.weights import Weights
 
 
@@ -56,6 +57,11 @@ class TuningStep(Protocol):
     def score(self, inputs: list[str], weights: str) -> float:
         """The dev metric (0-1) of the decoder's 1-best in ``inputs``, decoded with the weights file ``weights``."""
         ...
+
+    #: The dev metric's name (``BLEU``, ``TER``, ...) and whether a larger value of it is better: the best
+    #: iteration is chosen by :func:`hypertune.metrics.better`.
+    metric: str
+    higher_is_better: bool
 
 
 @dataclass
@@ -101,7 +107,8 @@ class LoopSettings:
 
 @dataclass
 class LoopResult:
-    """How the loop ended: the final weights and their dev BLEU, the history, why it stopped."""
+    """How the loop ended: the final weights and their dev metric, the history, why it stopped. A history
+    entry's dev metric is under ``bleu`` whatever the metric (``metric``)."""
 
     weights: Weights
     history: list[dict[str, Any]]
@@ -109,28 +116,50 @@ class LoopResult:
     weights_path: str
     seconds: float
     resumed: bool = False
+    metric: str = "BLEU"
+    higher_is_better: bool = True
 
     @property
-    def bleu_before(self) -> float:
+    def score_before(self) -> float:
         return self.history[0]["bleu"]
 
     @property
-    def bleu_after(self) -> float:
+    def score_after(self) -> float:
         return self.history[-1]["bleu"]
 
+    @property
+    def bleu_before(self) -> float:
+        """Deprecated alias of :attr:`score_before`, kept for one release."""
+        return self.score_before
+
+    @property
+    def bleu_after(self) -> float:
+        """Deprecated alias of :attr:`score_after`, kept for one release."""
+        return self.score_after
+
+    @property
+    def best_iteration(self) -> int:
+        """The iteration whose decoding scored best (:func:`hypertune.metrics.best_index`)."""
+        scores = [entry["bleu"] for entry in self.history]
+        return self.history[best_index(scores, self.higher_is_better)]["iteration"]
+
     def to_json(self) -> dict[str, Any]:
-        best = max(self.history, key=lambda entry: entry["bleu"])
+        """The keys ``bleu_before`` and ``bleu_after`` are deprecated, kept for one release."""
         return {
-            "bleu_before": self.bleu_before,
-            "bleu_after": self.bleu_after,
+            "bleu_before": self.score_before,
+            "bleu_after": self.score_after,
             "weights": dict(self.weights),
             "history": self.history,
             "iterations": len(self.history),
-            "best_iteration": best["iteration"],
+            "best_iteration": self.best_iteration,
             "stopped": self.stopped,
             "seconds": self.seconds,
             "resumed": self.resumed,
             "weights_path": self.weights_path,
+            "score_before": self.score_before,
+            "score_after": self.score_after,
+            "metric": self.metric,
+            "higher_is_better": self.higher_is_better,
         }
 
 
@@ -185,7 +214,14 @@ class TuningLoop:
             weights_path = self._weights_file(i)
             self._save(history, stop)
             result = LoopResult(
-                read_weights(weights_path), entries, stop, weights_path, time.perf_counter() - started, resumed
+                read_weights(weights_path),
+                entries,
+                stop,
+                weights_path,
+                time.perf_counter() - started,
+                resumed,
+                getattr(self.step, "metric", "BLEU"),
+                getattr(self.step, "higher_is_better", True),
             )
             self.workdir.write_json(result.to_json(), "result.json")
             return result
@@ -286,9 +322,9 @@ class TuningLoop:
         after = read_weights(self.workdir.iteration(i, "tuned.weights"))
         names = list(dict.fromkeys([*before, *after]))
         entry["weights_moved"] = max((abs(after.get(n, 0.0) - before.get(n, 0.0)) for n in names), default=0.0)
-        key = next((k[: -len("_before")] for k in result if k.endswith("_before")), "bleu")
-        entry["tuner_bleu_before"] = result.get(f"{key}_before")
-        entry["tuner_bleu_after"] = result.get(f"{key}_after")
+        old = next((k[: -len("_before")] for k in result if k.endswith("_before")), "bleu")  # a tuner.json of
+        entry["tuner_bleu_before"] = result.get("score_before", result.get(f"{old}_before"))  # an earlier release
+        entry["tuner_bleu_after"] = result.get("score_after", result.get(f"{old}_after"))
         entry["tune_seconds"] = summary["seconds_wall"]
         entry["seconds"] = (entry.get("decode_seconds") or 0.0) + entry["tune_seconds"]
         self.report("tuned", entry)

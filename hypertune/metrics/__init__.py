@@ -17,7 +17,7 @@ from typing import Any
 
 from hypertune.errors import UsageError
 from hypertune.metrics.background import BackgroundBleu, background_bleu
-from hypertune.metrics.base import Metric, Text, transpose_references
+from hypertune.metrics.base import Metric, Text, best_index, better, transpose_references, worst
 from hypertune.metrics.bleu import (
     REF_LENGTHS,
     SMOOTHING,
@@ -51,6 +51,8 @@ __all__ = [
     "Text",
     "Tokenizer",
     "background_bleu",
+    "best_index",
+    "better",
     "bleu_score",
     "bleu_stats_batch",
     "build_references",
@@ -61,6 +63,7 @@ __all__ = [
     "parse_metric",
     "reference_bleu_stats",
     "transpose_references",
+    "worst",
 ]
 
 

@@ -72,11 +72,36 @@ def as_stats_array(stats: object, size: int) -> np.ndarray:
     return array
 
 
+def better(new: float, old: float, higher_is_better: bool = True, tolerance: float = 0.0) -> bool:
+    """Whether metric value ``new`` is better than ``old`` by more than ``tolerance``: larger when
+    ``higher_is_better``, smaller otherwise (TER). The one rule by which every best epoch, iteration, restart
+    or run is chosen; a NaN is never better."""
+    return new > old + tolerance if higher_is_better else new < old - tolerance
+
+
+def worst(higher_is_better: bool = True) -> float:
+    """A value every metric value is :func:`better` than: the start of a search for the best."""
+    return -np.inf if higher_is_better else np.inf
+
+
+def best_index(values: Sequence[float], higher_is_better: bool = True) -> int:
+    """Where the best of ``values`` is by :func:`better` (the first of equal ones; 0 when empty)."""
+    best = 0
+    for i in range(1, len(values)):
+        if better(values[i], values[best], higher_is_better):
+            best = i
+    return best
+
+
 class Metric(ABC):
     """Base class of every metric with additive sufficient statistics."""
 
     name: str = "metric"
     higher_is_better: bool = True
+
+    def better(self, new: float, old: float, tolerance: float = 0.0) -> bool:
+        """Whether ``new`` is a better value of this metric than ``old`` (:func:`better`)."""
+        return better(new, old, self.higher_is_better, tolerance)
 
     @property
     @abstractmethod

@@ -5,9 +5,12 @@ returns a :class:`TuningResult` and leaves no run state on the tuner (scikit-lea
 without the mutation): the same tuner may fit several tuning sets, also at once.
 
 Every tuner's result has the same names, which every command prints and serializes the same way:
-``weights``, ``bleu_before``, ``bleu_after`` (the tuned metric -- BLEU unless another was chosen, see
-``metric`` -- as a fraction, 0-1), ``history`` (one :class:`Iteration` per iteration or epoch, with what
-the tuner adds), ``seconds`` and ``seed``. A tuner's own extras (MERT's line searches, MIRA's best epoch)
+``weights``, ``score_before``, ``score_after`` (the tuned metric -- BLEU unless another was chosen, see
+``metric`` and ``higher_is_better`` -- as a fraction, 0-1), ``history`` (one :class:`Iteration` per
+iteration or epoch, with what the tuner adds; its metric is ``score``), ``seconds`` and ``seed``. The best
+epoch, iteration or restart is chosen by :func:`hypertune.metrics.better`. ``bleu_before``, ``bleu_after``
+and an iteration's ``bleu`` are deprecated read-only aliases of the ``score`` names, kept for one release.
+A tuner's own extras (MERT's line searches, MIRA's best epoch)
 are fields of its result's subclass and appear in :meth:`TuningResult.to_json` after the common ones.
 
 Long runs report as they go through two optional constructor arguments, plain callables that keep the
@@ -45,11 +48,22 @@ class Iteration:
     Tuners subclass it to add their own figures (MIRA: updates and loss of an epoch)."""
 
     iteration: int
-    bleu: float
+    score: float
     seconds: float
 
+    @property
+    def bleu(self) -> float:
+        """Deprecated alias of :attr:`score` (the tuned metric, whatever it is), kept for one release."""
+        return self.score
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The entry's fields, with the deprecated key ``bleu`` (= ``score``) after ``score`` for one release."""
+        out: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            out[name] = value
+            if name == "score":
+                out["bleu"] = value
+        return out
 
 
 @dataclass
@@ -57,15 +71,27 @@ class TuningResult:
     """What every tuner returns (see the module docstring)."""
 
     weights: Weights
-    bleu_before: float
-    bleu_after: float
+    score_before: float
+    score_after: float
     history: list[Iteration] = field(default_factory=list)
     seconds: float = 0.0
     seed: int | None = None
     metric: str = "BLEU"
+    #: Whether a larger value of ``metric`` is better (``False`` for TER).
+    higher_is_better: bool = field(default=True, kw_only=True)
     #: Where the tuner worked on pruned graphs (``--prune-density``): the written weights' metric there; the
-    #: ``bleu_*`` figures are always on the inputs as given. ``None`` when nothing was pruned.
+    #: ``score_*`` figures are always on the inputs as given. ``None`` when nothing was pruned.
     pruned_score_after: float | None = field(default=None, kw_only=True)
+
+    @property
+    def bleu_before(self) -> float:
+        """Deprecated alias of :attr:`score_before`, kept for one release."""
+        return self.score_before
+
+    @property
+    def bleu_after(self) -> float:
+        """Deprecated alias of :attr:`score_after`, kept for one release."""
+        return self.score_after
 
     @property
     def metric_key(self) -> str:
@@ -73,16 +99,21 @@ class TuningResult:
         return metric_key(self.metric)
 
     def to_json(self) -> dict[str, Any]:
-        """The result as one JSON object: the common names first, then the tuner's own fields."""
+        """The result as one JSON object: the common names first, then the tuner's own fields. The keys named
+        after the metric (``bleu_before``, ``ter_after``, ...) are deprecated, kept for one release beside
+        ``score_before`` and ``score_after``."""
         key = self.metric_key
         out: dict[str, Any] = {
-            f"{key}_before": self.bleu_before,
-            f"{key}_after": self.bleu_after,
+            f"{key}_before": self.score_before,
+            f"{key}_after": self.score_after,
             "metric": self.metric,
             "weights": dict(self.weights),
             "history": [entry.to_json() for entry in self.history],
             "seconds": self.seconds,
             "seed": self.seed,
+            "score_before": self.score_before,
+            "score_after": self.score_after,
+            "higher_is_better": self.higher_is_better,
         }
         if self.pruned_score_after is not None:
             out["pruned_score_after"] = self.pruned_score_after

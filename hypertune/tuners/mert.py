@@ -51,7 +51,7 @@ from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS
 from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
-from hypertune.metrics import Metric
+from hypertune.metrics import Metric, better, worst
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows
@@ -473,7 +473,7 @@ class _MertRun:
         interrupts.check()
         starts = [start, *self._random_starts(start, names, rng)]
         history: list[MertIteration] = []
-        best_w, best_score = start, -math.inf
+        best_w, best_score = start, worst(self._higher)
         for number, point in enumerate(starts):
             self._position = f"start {number + 1}/{len(starts)}"
             began, searches_before = time.perf_counter(), self._searcher.line_searches
@@ -500,7 +500,8 @@ class _MertRun:
             self.options.seed,
             self._label,
             line_searches=self._searcher.line_searches,
-            restart_scores=[entry.bleu for entry in history],
+            higher_is_better=self._higher,
+            restart_scores=[entry.score for entry in history],
             envelope_derivations=collected,
         )
 
@@ -617,7 +618,7 @@ class _MertRun:
 
     # ------------------------------------------------------------------ helpers
     def _better(self, new: float, old: float) -> bool:
-        return new > old + self.options.tolerance if self._higher else new < old - self.options.tolerance
+        return better(new, old, self._higher, self.options.tolerance)
 
     def _bound_vectors(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         low = np.full(len(names), -math.inf)

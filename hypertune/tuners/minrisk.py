@@ -369,12 +369,13 @@ class RiskProblem:
         weights = Weights.from_vector(self.shards.feature_space, w)
         return MinRiskResult(
             weights=weights,
-            bleu_before=before,
-            bleu_after=self.metric_at(w),
+            score_before=before,
+            score_after=self.metric_at(w),
             history=history,
             seconds=time.perf_counter() - started,
             seed=options.seed,
             metric=metric_label(self.metric),
+            higher_is_better=self.metric.higher_is_better,
             objective=options.objective,
             objective_before=value_before,
             objective_after=self.evaluation(w, gamma).value,
@@ -427,7 +428,7 @@ class RiskProblem:
             if self.options.progress is not None:
                 self.options.progress(entry)
             if self.options.checkpoint is not None:
-                self.options.checkpoint(Weights.from_vector(self.shards.feature_space, full), entry.bleu)
+                self.options.checkpoint(Weights.from_vector(self.shards.feature_space, full), entry.score)
 
         if self.options.l1:  # OWL-QN: L1 on the weights, none on the scale
             penalty = np.concatenate((np.full(free.size, self.options.l1), [0.0] if optimize_scale else []))

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from hypertune import interrupts
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError, UsageError
-from hypertune.metrics import LinearBleu
+from hypertune.metrics import LinearBleu, better, worst
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import (
@@ -66,7 +66,7 @@ Mode = Literal["auto", "nbest", "hypergraph"]
 
 @dataclass(frozen=True)
 class EpochSummary(Iteration):
-    """One epoch: ``iteration`` is the epoch (from 1), ``bleu`` the corpus BLEU of the averaged weights'
+    """One epoch: ``iteration`` is the epoch (from 1), ``score`` the corpus metric of the averaged weights'
     model-best translations after it, ``seconds`` its training and evaluation time."""
 
     updates: int = 0
@@ -589,6 +589,7 @@ class Mira:
             tuning_set = prune_tuning_set(tuning_set, initial, options.prune_density)
             timing["prune"] = time.perf_counter() - t
         metric = tuning_set.metric
+        higher = metric.higher_is_better
         order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
         gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
         decoder = HopeFearDecoder(tuning_set, search=options.search)
@@ -602,9 +603,9 @@ class Mira:
         runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
         timing["setup"] = time.perf_counter() - started
         t = time.perf_counter()
-        bleu_before = float(tuning_set.score(runner.model_stats(w)))
+        score_before = float(tuning_set.score(runner.model_stats(w)))
         timing["evaluate"] = time.perf_counter() - t
-        best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
+        best_score, best_epoch, best_avg = worst(higher), 0, w.copy()
         history: list[EpochSummary] = []
         t_train = 0.0
         for epoch in range(1, options.epochs + 1):
@@ -615,36 +616,37 @@ class Mira:
             t_train += time.perf_counter() - t
             t = time.perf_counter()
             avg = _averaged(w, totals, last, state)
-            bleu = float(tuning_set.score(runner.model_stats(avg)))
+            score = float(tuning_set.score(runner.model_stats(avg)))
             timing["evaluate"] += time.perf_counter() - t
             summary = EpochSummary(
-                epoch, bleu, time.perf_counter() - began, updates, len(tuning_set), loss / len(tuning_set)
+                epoch, score, time.perf_counter() - began, updates, len(tuning_set), loss / len(tuning_set)
             )
             history.append(summary)
             if progress is not None:
                 progress(summary)
-            if bleu > best_bleu:
-                best_bleu, best_epoch, best_avg = bleu, epoch, avg
+            if better(score, best_score, higher):
+                best_score, best_epoch, best_avg = score, epoch, avg
                 if self.checkpoint is not None:
-                    self.checkpoint(_written_weights(initial, space, avg), bleu)
+                    self.checkpoint(_written_weights(initial, space, avg), score)
         timing["train"] = t_train
         pruned_after = None
         if tuning_set is not given:  # report what the written weights score on the graphs as given
             t = time.perf_counter()
             model_best = ModelBest(given)
-            bleu_before = model_best.score(w_start)
-            pruned_after, best_bleu = best_bleu, model_best.score(best_avg)
+            score_before = model_best.score(w_start)
+            pruned_after, best_score = best_score, model_best.score(best_avg)
             timing["evaluate"] += time.perf_counter() - t
         timing["total"] = time.perf_counter() - started
         weights = _written_weights(initial, space, best_avg)
         return MiraResult(
             weights,
-            bleu_before,
-            best_bleu,
+            score_before,
+            best_score,
             history,
             timing["total"],
             options.seed,
             metric_label(tuning_set.metric),
+            higher_is_better=higher,
             best_epoch=best_epoch,
             mode=mode,
             timing=timing,
@@ -675,45 +677,47 @@ class Mira:
         shards.map(mira_shard_prepare, key, options, w, mode)
         metric = shards.metric
 
-        def bleu_of(vector: np.ndarray) -> float:
+        def score_of(vector: np.ndarray) -> float:
             return float(metric.score(ordered_sum(shards.map(mira_shard_stats, key, vector))))
 
         timing = {"setup": time.perf_counter() - started}
-        bleu_before = bleu_of(w)
-        best_bleu, best_epoch, best_avg = -np.inf, 0, w.copy()
+        higher = metric.higher_is_better
+        score_before = score_of(w)
+        best_score, best_epoch, best_avg = worst(higher), 0, w.copy()
         history: list[EpochSummary] = []
         for epoch in range(1, options.epochs + 1):
             interrupts.check()
             began = time.perf_counter()
             w, avg, updates, loss = mixed_epoch(shards.map(mira_shard_epoch, key, w, epoch), options.select)
-            bleu = bleu_of(avg)
+            score = score_of(avg)
             summary = EpochSummary(
-                epoch, bleu, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
+                epoch, score, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
             )
             history.append(summary)
             if progress is not None:
                 progress(summary)
-            if bleu > best_bleu:
-                best_bleu, best_epoch, best_avg = bleu, epoch, avg
+            if better(score, best_score, higher):
+                best_score, best_epoch, best_avg = score, epoch, avg
                 if self.checkpoint is not None:
-                    self.checkpoint(_written_weights(initial, space, avg), bleu)
+                    self.checkpoint(_written_weights(initial, space, avg), score)
         pruned_after = None
         if mode == "hypergraph" and options.prune_density:  # the written weights on the graphs as given
 
             def given_score(vector: np.ndarray) -> float:
                 return float(metric.score(ordered_sum(shards.map(mira_shard_given_stats, vector))))
 
-            bleu_before = given_score(initial.vector(space))
-            pruned_after, best_bleu = best_bleu, given_score(best_avg)
+            score_before = given_score(initial.vector(space))
+            pruned_after, best_score = best_score, given_score(best_avg)
         timing["total"] = time.perf_counter() - started
         return MiraResult(
             _written_weights(initial, space, best_avg),
-            bleu_before,
-            best_bleu,
+            score_before,
+            best_score,
             history,
             timing["total"],
             options.seed,
             metric_label(metric),
+            higher_is_better=higher,
             best_epoch=best_epoch,
             mode=mode,
             timing=timing,

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from hypertune import interrupts
 from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
 from hypertune.errors import UsageError
+from hypertune.metrics import better, worst
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import (
     LocalShards,
@@ -650,7 +651,7 @@ class OnlineTrainer:
         space: Any,
         metric_object: Any,
         metric: Callable[[np.ndarray], float],
-        bleu_before: float,
+        score_before: float,
         history: list[Iteration],
         best_epoch: int,
         best_w: np.ndarray,
@@ -663,12 +664,13 @@ class OnlineTrainer:
         final = weights.vector(space, width)
         return OnlineResult(
             weights=weights,
-            bleu_before=bleu_before,
-            bleu_after=metric(final),
+            score_before=score_before,
+            score_after=metric(final),
             history=history,
             seconds=time.perf_counter() - started,
             seed=self.seed,
             metric=metric_label(metric_object),
+            higher_is_better=metric_object.higher_is_better,
             loss=loss_name,
             optimizer=self.optimizer,
             best_epoch=best_epoch,
@@ -708,23 +710,24 @@ class OnlineTrainer:
         def metric(v: np.ndarray) -> float:
             return float(metric_object.score(ordered_sum(shards.map(online_shard_stats, key, v))))
 
-        bleu_before = metric(w)
-        best_bleu, best_epoch, best_w = -np.inf, 0, w.copy()
+        higher = metric_object.higher_is_better
+        score_before = metric(w)
+        best_score, best_epoch, best_w = worst(higher), 0, w.copy()
         history: list[Iteration] = []
         for epoch in range(1, self.epochs + 1):
             interrupts.check()
             began = time.perf_counter()
             w, current, updates, losses = mixed_epoch(shards.map(online_shard_epoch, key, w, epoch), self.select)
-            bleu = metric(current)
-            entry = OnlineEpoch(epoch, bleu, time.perf_counter() - began, updates, losses / max(shards.sentences, 1))
+            score = metric(current)
+            entry = OnlineEpoch(epoch, score, time.perf_counter() - began, updates, losses / max(shards.sentences, 1))
             history.append(entry)
             if self.progress is not None:
                 self.progress(entry)
-            if bleu > best_bleu:
-                best_bleu, best_epoch, best_w = bleu, epoch, current
+            if better(score, best_score, higher):
+                best_score, best_epoch, best_w = score, epoch, current
                 if self.checkpoint is not None:
-                    self.checkpoint(self._written(init, space, current), bleu)
-        return self._result(init, space, metric_object, metric, bleu_before, history, best_epoch, best_w,
+                    self.checkpoint(self._written(init, space, current), score)
+        return self._result(init, space, metric_object, metric, score_before, history, best_epoch, best_w,
                             names[0], started)  # fmt: skip
 
 

@@ -151,7 +151,7 @@ class Trainer:
             if self.checkpoint is not None:
                 weights = written(w)
                 same = self.interpolate == 1.0  # the L1 norm's one positive factor keeps the model-best
-                self.checkpoint(weights, entry.bleu if same else metric(weights.vector(space, len(names))))
+                self.checkpoint(weights, entry.score if same else metric(weights.vector(space, len(names))))
 
         def written(found: np.ndarray) -> Weights:
             w = self.interpolate * found + (1.0 - self.interpolate) * start
@@ -170,12 +170,13 @@ class Trainer:
         final = weights.vector(space, len(names))
         return TrainResult(
             weights=weights,
-            bleu_before=metric(start),
-            bleu_after=metric(final),
+            score_before=metric(start),
+            score_after=metric(final),
             history=history,
             seconds=time.perf_counter() - started,
             seed=self.seed,
             metric=metric_label(shards.metric),
+            higher_is_better=shards.metric.higher_is_better,
             loss=loss.name,
             loss_before=before,
             loss_after=float(found.fun),
