@@ -41,19 +41,33 @@ TOKENIZERS = ("13a", "none", "intl", "zh", "char", "ja-mecab", "ko-mecab", "spm"
 REF_LENGTHS = ("closest", "shortest", "average", "ibm")
 #: BLEU smoothing methods (``metrics.bleu.SMOOTHING`` holds each one's default parameter).
 SMOOTHING = ("none", "exp", "floor", "add-k", "plus1", "moses", "nakov")
+#: Sentence gains: how hope/fear search, MIRA, the losses and the oracles score one hypothesis
+#: (``metrics.gains.GAINS`` has exactly these keys, in this order).
+GAINS = ("background", "bleu+1", "linear", "moses", "nakov")
 
 # ---------------------------------------------------------------------- tuners
 #: MERT's search over directions (``tuners.mert``).
 MERT_OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
+#: MERT's plateau handling of a line search's error surface (Cer et al. 2008; ``tuners.linesearch``).
+PLATEAUS = ("none", "average", "minimum")
+#: How a tuner finishes the weights it writes (``tuners.finishing``): divided by their L1 norm, or as found.
+NORMALIZATIONS = ("l1", "none")
+#: The help line of every tuning command's ``--normalize`` (docs/cli.md, "The weights a tuning command writes").
+NORMALIZE_HELP = "l1: divide all written weights (kept --init ones too) by their L1 norm (default); none: as found"
 #: How MERT computes a lattice's or forest's envelope (``tuners.mert``).
 ENVELOPES = ("probing", "semiring")
+#: What batch MIRA searches (``tuners.mira``): chosen from the inputs (auto), k-best lists, or lattices and forests.
+MIRA_MODES = ("auto", "nbest", "hypergraph")
+#: How hope and fear are searched in a lattice or forest: Moses's approximate forest search, or exact n-gram
+#: intersection (linear BLEU only; ``tuners.hope_fear``).
+HOPE_FEAR_SEARCHES = ("approximate", "exact")
 #: Minimum-risk objectives (``tuners.objectives``).
 RISK_OBJECTIVES = ("xbleu", "risk", "linear-bleu")
 #: Batch losses over k-best candidates (``tuners.losses``).
 LOSSES = ("pro", "pl", "ranking", "mse", "softmax")
 #: How PRO and ranking accept sampled pairs: Moses's threshold or cdec's sigmoid (``tuners.losses``).
 ACCEPTANCES = ("threshold", "sigmoid")
-#: Sentence gains of the batch losses (``tuners.train``).
+#: The sentence gains of ``train --gain-smooth``: plus1 is the gain bleu+1 (``metrics.gains.SMOOTHED_GAINS``).
 GAIN_SMOOTHINGS = ("plus1", "moses", "nakov")
 #: Batch optimizers of ``train`` (``tuners.train``).
 TRAIN_OPTIMIZERS = ("auto", "lbfgs", "owlqn")
@@ -61,6 +75,8 @@ TRAIN_OPTIMIZERS = ("auto", "lbfgs", "owlqn")
 STRUCTURED_LOSSES = ("perceptron", "latent-svm", "ramp", "softmax-margin", "costmargin")
 #: Online optimizers (``tuners.online``).
 ONLINE_OPTIMIZERS = ("perceptron", "pa", "arow", "sgd", "adagrad")
+#: What the perceptron and latent-SVM losses move towards: the oracle or the hope (``tuners.online``).
+ONLINE_TARGETS = ("oracle", "hope")
 #: How SGD and AdaGrad apply an L1 penalty (``tuners.online``).
 L1_METHODS = ("fobos", "cumulative")
 #: BLEU oracle searches; the last is the corpus oracle (``tuners.oracle``).

@@ -89,6 +89,7 @@ def _sentences(path: str, parse_entry, min_fields: int):
         sid = fields[0].strip()
         if not sid.isdigit():
             raise InputError(f"expected a sentence id (a non-negative integer), got {sid!r}", path, number)
+        sid = str(int(sid))  # a number: "00" is sentence 0 (the compiled reader compares values)
         if sid != current:
             if current is not None:
                 yield current, entries

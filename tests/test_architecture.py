@@ -20,8 +20,8 @@ LAYERS = [
     ("metrics", ["hypertune.metrics"]),
     ("formats", ["hypertune.formats"]),
     ("tuners", ["hypertune.tuners"]),
-    ("loop", ["hypertune.loop"]),
     ("distributed", ["hypertune.distributed"]),
+    ("loop", ["hypertune.loop"]),
     ("cli", ["hypertune.cli", "hypertune.__main__"]),
     ("bench", ["hypertune.bench"]),
 ]  # fmt: skip
@@ -76,3 +76,37 @@ def test_the_structure_knows_no_algorithm():
     path = PACKAGE / "hypergraph.py"
     up = [name for _, name in imports(path) if name.startswith(("hypertune.algorithms", "hypertune.semirings"))]
     assert not up, up
+
+
+def tuner_modules() -> set[str]:
+    """The modules that define a tuner: every tuner class of the one registry (``hypertune.tuners.registry``)."""
+    from hypertune.tuners.registry import TUNERS
+
+    return {entry.tuner.partition(":")[0] for entry in TUNERS.values() if entry.tuner.startswith("hypertune.")}
+
+
+def imported_module(name: str, modules: set[str]) -> str | None:
+    """Which of ``modules`` the imported ``name`` comes from: ``hypertune.tuners.mira.pa_step_size`` and
+    ``hypertune.tuners.mira`` from mira; a name ``hypertune.tuners`` loads on first use (``Mert``) from its module."""
+    from hypertune import tuners
+
+    first, _, _ = name.removeprefix("hypertune.tuners.").partition(".")
+    if name.startswith("hypertune.tuners.") and first in tuners._EXPORTS:
+        name = f"hypertune.tuners.{tuners._EXPORTS[first]}"
+    return next((m for m in modules if name == m or name.startswith(m + ".")), None)
+
+
+def test_tuners_import_no_other_tuner():
+    """A module that defines a tuner imports no other such module: what tuners share lives in a module of its own
+    (``shards``, ``model_best``, ``kbest_candidates``, ``passive_aggressive``, ...)."""
+    modules = tuner_modules()
+    assert {"hypertune.tuners.mert", "hypertune.tuners.mira", "hypertune.tuners.minrisk", "hypertune.tuners.train",
+            "hypertune.tuners.online"} <= modules  # fmt: skip
+    wrong = []
+    for source in sorted(modules):
+        path = REPO.joinpath(*source.split(".")).with_suffix(".py")
+        for line, name in imports(path):
+            target = imported_module(name, modules)
+            if target is not None and target != source:
+                wrong.append(f"{path.relative_to(REPO)}:{line}: {source} imports {name} (the tuner module {target})")
+    assert not wrong, "\n".join(wrong)

@@ -16,10 +16,11 @@ from hypertune.algorithms.envelope import envelope_by_probing, envelope_inside
 from hypertune.algorithms.prune import prune
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric
+from hypertune.metrics.gains import Gain
 from hypertune.semirings import CountingSemiring, LogSemiring, TropicalSemiring
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.hope_fear import HopeFearDecoder
 from hypertune.tuners.mert import LineSearcher
 from hypertune.weights import Weights
 

@@ -31,9 +31,9 @@ from hypertune.hypergraph import Hypergraph  # noqa: E402
 from hypertune.metrics import BleuMetric  # noqa: E402
 from hypertune.symbols import FeatureSpace, Vocabulary  # noqa: E402
 from hypertune.tuners import Mert, TuningSet  # noqa: E402
-from hypertune.tuners.corpus import LocalShards, shard_ranges  # noqa: E402
 from hypertune.tuners.minrisk import MinRisk  # noqa: E402
 from hypertune.tuners.mira import Mira  # noqa: E402
+from hypertune.tuners.shards import LocalShards, shard_ranges  # noqa: E402
 from hypertune.tuners.train import Trainer  # noqa: E402
 from hypertune.weights import Weights  # noqa: E402
 

@@ -12,11 +12,11 @@ from hypertune.algorithms import enumerate_derivations
 from hypertune.formats import read_graphs, read_weights
 from hypertune.generate import random_hypergraph
 from hypertune.hypergraph import from_kbest
-from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu, bleu_score
-from hypertune.metrics.background import SCALE_MOSES, background_bleu_rows
+from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.metrics.gains import Gain
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder, _gain_rows, kbest_hope_fear
+from hypertune.tuners.hope_fear import HopeFearDecoder, kbest_hope_fear
 from hypertune.tuners.search_quality import approximation_quality
 
 WORDS = ("a", "b", "c", "d")
@@ -141,56 +141,6 @@ def test_lattice_search_is_exact_on_kbest_shaped_forests():
         result = decoder.hope_fear(0, vector, gain)
         scores, _ = _brute(decoder, tuning_set, 0, vector, gain)
         assert result.model.model_score == pytest.approx(np.max(scores))
-
-
-def test_gain_background_is_kbmira():
-    gain = Gain("background", decay=0.5)
-    stats = np.array([3, 4, 1, 3, 0, 2, 0, 1, 6.0])
-    total = stats + 1
-    precisions = total[0:8:2] / total[1:8:2]
-    expected = np.exp(np.log(precisions).mean() + min(0.0, 1 - total[8] / total[1])) * total[8]
-    assert gain.score(stats) == pytest.approx(expected)
-    gain.update(stats)
-    assert gain.background.tolist() == pytest.approx((0.5 * 1 + stats).tolist())
-
-
-def test_gain_background_delegates_to_background_bleu():
-    """The background gain is BackgroundBleu(scale="moses", update="kbmira") bit for bit, through the compiled
-    kernel that the searches call (``_gain`` code 0), over a run of updates; copies are independent."""
-    rng = np.random.default_rng(4)
-    gain = Gain("background", decay=0.99, initial=0.5)
-    bleu = BackgroundBleu(4, 0.99, scale="moses", initial=0.5, update="kbmira")
-    theta = np.zeros(5)
-    for _ in range(20):
-        stats = rng.integers(0, 6, size=(40, 9)).astype(float)
-        expected = bleu.score(stats)
-        np.testing.assert_array_equal(gain.score(stats), expected)
-        np.testing.assert_array_equal(_gain_rows(0, stats, 4, gain.background, theta), expected)
-        np.testing.assert_array_equal(background_bleu_rows(stats, gain.background, 4, SCALE_MOSES, 0.0), expected)
-        np.testing.assert_allclose(expected, bleu.score(stats), rtol=1e-13)
-        gain.update(stats[0])
-        bleu.update(stats[0])
-        np.testing.assert_array_equal(gain.background, bleu.background)
-    twin = gain.copy()
-    gain.update(np.ones(9))
-    assert not np.array_equal(twin.background, gain.background)
-    assert gain.decay == 0.99
-
-
-def test_bleu_plus_one_and_linear_gains():
-    """BLEU+1 (Lin & Och 2004) and linear BLEU ignore the background and its updates."""
-    rng = np.random.default_rng(5)
-    stats = rng.integers(0, 6, size=(50, 9)).astype(float)
-    stats[:, 1::2] += stats[:, 0:8:2]
-    plus1 = Gain("bleu+1")
-    np.testing.assert_allclose(plus1.score(stats), bleu_score(stats, smooth="plus1"), rtol=1e-12)
-    linear_bleu = LinearBleu(0.6, 0.7, 1.0, BleuMetric(tokenize="none", clip=False))
-    linear = Gain("linear", linear=linear_bleu)
-    np.testing.assert_allclose(linear.score(stats), linear_bleu.score(stats), rtol=1e-12)
-    for gain in (plus1, linear):
-        before = np.asarray(gain.score(stats))
-        gain.update(stats[0])
-        np.testing.assert_array_equal(gain.score(stats), before)
 
 
 @given(

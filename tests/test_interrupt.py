@@ -29,6 +29,7 @@ from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, MinRisk, Mira, TuningSet
 from hypertune.tuners.online import OnlineTrainer
 from hypertune.tuners.train import Trainer
+from hypertune.weights import Weights
 
 
 @pytest.fixture(autouse=True)
@@ -151,8 +152,9 @@ def test_the_last_checkpoint_is_the_result(make):
     returns, written the same way (start weights' other features kept, normalized as asked) with its metric."""
     reported = []
     tuner = make(lambda weights, score: reported.append((dict(weights), score)))
-    result = tuner.fit(_nbest_set(), read_weights([str(FIXTURES / "mert" / "init.weights")]))
-    assert reported, "no checkpoint"
+    poor = Weights({"LM0": -0.1, "TM0_0": 0.2, "TM0_1": 0.2, "WordPenalty0": 0.3})  # every tuner beats it
+    result = tuner.fit(_nbest_set(), poor)
+    assert reported and not result.kept_start, "no checkpoint"
     weights, score = reported[-1]
     assert weights.keys() == dict(result.weights).keys()
     assert np.allclose([weights[k] for k in weights], [result.weights[k] for k in weights], rtol=1e-6, atol=1e-9)

@@ -25,7 +25,9 @@ from hypertune.metrics import BleuMetric
 from hypertune.metrics.bleu import bleu_plus_one
 from hypertune.semirings import SecondOrderExpectationSemiring
 from hypertune.tuners import TuningSet
-from hypertune.tuners.minrisk import Annealing, MinRisk
+from hypertune.tuners.minrisk import MinRisk
+from hypertune.tuners.minrisk_options import Annealing, MinRiskOptions
+from hypertune.tuners.options import OptionError
 from hypertune.weights import Weights
 
 NBEST = str(FIXTURES / "mert" / "nbest.txt")
@@ -294,7 +296,8 @@ def test_fixed_features_and_bounds_hold():
     tuning_set = fixture_set()
     init = read_weights(INIT)
     names = tuning_set.feature_space.names
-    result = MinRisk(fixed=[names[0]], bounds={names[1]: (-0.05, 0.05)}).fit(tuning_set, init)
+    result = MinRisk(fixed=[names[0]], bounds={names[1]: (-0.05, 0.05)}, normalize="none").fit(tuning_set, init)
+    assert not result.kept_start  # the start breaks the bounds: no candidate
     assert result.weights[names[0]] == init.get(names[0], 0.0)
     assert -0.05 <= result.weights[names[1]] <= 0.05
 
@@ -306,9 +309,60 @@ def test_annealing_schedule_halves_t_then_doubles_the_scale():
         Annealing.parse("1000:0.5")
 
 
+def test_an_annealing_spec_and_an_annealing_object_are_one_schedule():
+    """The options hold the spec and quench_max (the command line's values); an Annealing is taken apart."""
+    given = MinRiskOptions(anneal=Annealing(10, 0.25, 0.1, 4))
+    assert (given.anneal, given.quench_max) == ("10.0:0.25:0.1", 4.0)
+    spec = MinRiskOptions(anneal="10:0.25:0.1", quench_max=4)
+    assert spec.annealing == given.annealing == Annealing(10, 0.25, 0.1, 4)
+    assert MinRiskOptions().annealing is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "flags", "in_names", "in_flags"),
+    [
+        (
+            {"anneal": "10:0.5:1", "entropy": 1.0},
+            ["--anneal", "10:0.5:1", "--entropy", "1"],
+            "annealing sets T and γ itself: give anneal without entropy and optimize_scale",
+            "annealing sets T and γ itself: give --anneal without --entropy and --optimize-scale",
+        ),
+        (
+            {"l1": 0.1, "bounds": {"LM0": (-1.0, 1.0)}},
+            ["--l1", "0.1", "--bounds", "LM0=-1:1"],
+            "l1 (OWL-QN) takes no bounds and no optimize_scale",
+            "--l1 (OWL-QN) takes no --bounds and no --optimize-scale",
+        ),
+        (
+            {"anneal": "10:0.5"},
+            ["--anneal", "10:0.5"],
+            "anneal '10:0.5': expected START:FACTOR:FLOOR, e.g. 1000:0.5:0.001",
+            "--anneal '10:0.5': expected START:FACTOR:FLOOR, e.g. 1000:0.5:0.001",
+        ),
+        (
+            {"anneal": "inf:0.5:1"},  # an endless schedule
+            ["--anneal", "inf:0.5:1"],
+            "anneal needs finite START > 0, 0 < FACTOR < 1, 0 < FLOOR <= START and a positive quench_max "
+            "(got inf:0.5:1.0, quench to 64.0)",
+            "--anneal needs finite START > 0, 0 < FACTOR < 1, 0 < FLOOR <= START and a positive --quench-max "
+            "(got inf:0.5:1.0, quench to 64.0)",
+        ),
+    ],
+)
+def test_options_refuse_a_bad_combination_in_names_and_the_command_in_flags(fields, flags, in_names, in_flags, capsys):
+    with pytest.raises(OptionError) as refused:
+        MinRisk(**fields)
+    assert str(refused.value) == in_names
+    assert main(["minrisk", NBEST, "--refs", REFS, "--init", INIT, *flags]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"hypertune minrisk: error: {in_flags}"
+
+
 def test_annealed_training_keeps_the_weights_with_the_best_unregularized_objective():
     tuning_set = fixture_set()
-    result = MinRisk(objective="risk", anneal=Annealing(10, 0.25, 0.1, 4)).fit(tuning_set, read_weights(INIT))
+    result = MinRisk(objective="risk", anneal=Annealing(10, 0.25, 0.1, 4), normalize="none").fit(
+        tuning_set, read_weights(INIT)
+    )
+    assert not result.kept_start
     temperatures = {entry.temperature for entry in result.history}
     assert {10, 2.5, 0.625, 0.15625, 0.0} <= temperatures
     direct = MinRisk(objective="risk", scale=result.scale).evaluate(tuning_set, result.weights)
@@ -332,7 +386,8 @@ def test_cli_evaluate_json(capsys):
 
 def test_cli_trains_and_writes_weights(tmp_path, capsys):
     out = tmp_path / "w"
-    code = main(["minrisk", NBEST, "--refs", REFS, "--init", INIT, "--objective", "risk", "--out", str(out), "--json"])
+    code = main(["minrisk", NBEST, "--refs", REFS, "--init", INIT, "--objective", "risk", "--out", str(out), "--json",
+                 "--normalize", "none"])  # fmt: skip
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["objective"] == "risk" and payload["output"] == str(out)
@@ -413,9 +468,11 @@ def test_l1_by_owlqn_reaches_the_optimality_conditions():
     """With --l1 the end point satisfies the L1 optimality conditions of L + λ‖w‖²/2 + l1‖w‖₁ over the free
     weights (the risk's gradient from the trainer's own function; zeros exactly zero)."""
     tuning_set = fixture_set()
-    options = MinRisk(objective="risk", l1=0.05, l2=0.01, iterations=500, tolerance=1e-14)
-    result = options.fit(tuning_set, read_weights(INIT))
-    problem = options.problem(tuning_set, read_weights(INIT))
+    options = MinRisk(objective="risk", l1=0.05, l2=0.01, iterations=500, tolerance=1e-14, normalize="none")
+    poor = Weights({"LM0": -0.1, "TM0_0": 0.2, "TM0_1": 0.2, "WordPenalty0": 0.3})  # the end point beats it
+    result = options.fit(tuning_set, poor)
+    assert not result.kept_start
+    problem = options.problem(tuning_set, poor)
     w = result.weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
     _, gradient, _, _ = problem.value_and_gradient(w, 1.0)
     free = problem.free

@@ -17,12 +17,14 @@ from hypertune.algorithms.prune import max_marginals, prune
 from hypertune.cli import hope_fear_command, mira_command
 from hypertune.generate import random_kbest
 from hypertune.metrics import BleuMetric
-from hypertune.metrics.background import SCALE_MOSES, background_bleu_rows
+from hypertune.metrics.background import SCALE_MOSES, background_bleu_distinct, background_bleu_rows
+from hypertune.metrics.gains import Gain
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners import mira as mira_module
-from hypertune.tuners.corpus import TuningSet, merge_kbest
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
-from hypertune.tuners.mira import _apply_update, _averaged, _background_gains, _bits, _first_equal, batch_mira
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.hope_fear import HopeFearDecoder
+from hypertune.tuners.mira import _apply_update, _averaged, _bits, _first_equal, batch_mira
+from hypertune.tuners.sentence_ids import merge_kbest
 from hypertune.weights import Weights
 
 
@@ -76,12 +78,20 @@ def _reference_mira(tuning_set, init, C=0.01, decay=0.999, epochs=5, seed=0, mod
     return best, best_bleu
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 2, 10])  # seed 0: BLEU 0 throughout, the start weights kept
 @pytest.mark.parametrize("model_bg", [False, True])
 def test_kbest_mira_matches_reference(seed, model_bg):
     tuning_set, init = _corpus(seed)
-    result = batch_mira(tuning_set, init, epochs=5, seed=seed, model_bg=model_bg, C=0.05)
+    result = batch_mira(tuning_set, init, epochs=5, seed=seed, model_bg=model_bg, C=0.05, normalize="none")
     expected, bleu = _reference_mira(tuning_set, init, C=0.05, epochs=5, seed=seed, model_bg=model_bg)
+    start = init.vector(tuning_set.feature_space)
+    graphs = tuning_set.graphs
+    start_bleu = tuning_set.score(sum(tuning_set.edge_stats(s)[1:][np.argmax(g.feature_matrix(start.size)[1:] @ start)]
+                                      for s, g in enumerate(graphs)))  # fmt: skip
+    kept = not bleu > start_bleu  # the start weights are a candidate (hypertune.tuners.finishing)
+    if kept:
+        expected, bleu = start, start_bleu
+    assert result.kept_start == kept
     got = Weights(result.weights).vector(tuning_set.feature_space)
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
     assert result.bleu_after == pytest.approx(bleu)
@@ -103,7 +113,7 @@ def test_mira_is_seeded_and_improves_training_bleu():
     b = batch_mira(tuning_set, init, epochs=10, seed=7)
     assert dict(a.weights) == dict(b.weights)
     assert a.bleu_after >= max(e.bleu for e in a.epochs) - 1e-12
-    assert len(a.epochs) == 10 and 1 <= a.best_epoch <= 10
+    assert len(a.epochs) == 10 and 0 <= a.best_epoch <= 10 and (a.best_epoch == 0) == a.kept_start
 
 
 def test_averaging_counts_initial_weights_once():
@@ -151,7 +161,7 @@ def test_cached_background_gains_equal_the_gain():
         out = np.empty(groups)
         logs, nonpositive = np.empty(distinct.values.size), np.empty(distinct.values.size, dtype=bool)
         for s in range(len(tuning_set)):
-            _background_gains(s, distinct, background, 4, logs, nonpositive, out)
+            background_bleu_distinct(s, distinct, background, 4, logs, nonpositive, out)
         np.testing.assert_array_equal(out, gain.score(distinct.group_stats))
         np.testing.assert_array_equal(out[distinct.group], gain.score(runner.rows.stats))
         kernel = background_bleu_rows(distinct.group_stats, background, 4, SCALE_MOSES, 0.0)
@@ -245,8 +255,8 @@ def test_moses_hypergraph_hope_is_the_reference(shared):
     """With the model-best translation as reference, hope = model-best (BLEU 1), before and after pruning."""
     from hypertune.algorithms import viterbi
     from hypertune.formats import read_graphs, read_weights
-    from hypertune.tuners.corpus import prune_tuning_set
     from hypertune.tuners.hope_fear import HopeFearDecoder
+    from hypertune.tuners.pruning import prune_tuning_set
 
     folder = shared / "moses" / "hypergraphs" / "sparse"
     graphs = read_graphs([str(folder / "hg.gz")])
@@ -308,8 +318,6 @@ def test_dense_init_one_weight_per_line_reads_as_the_line_it_stands_for(shared, 
     assert runs[0] == runs[1]
 
 
-
-
 def test_hypergraph_mira_reports_the_written_weights_on_unpruned_graphs(moses_pair, tmp_path, capsys):
     """Epochs are scored on graphs pruned to --prune-density, but ``bleu_after`` is what the written weights
     give when the inputs are decoded again (whole graphs, scored by sacrebleu: ``moses_pair``)."""
@@ -325,3 +333,36 @@ def test_hypergraph_mira_reports_the_written_weights_on_unpruned_graphs(moses_pa
         assert payload["pruned_score_after"] is not None
         if not shards:  # the case this test is about: pruning changed the figure
             assert payload["pruned_score_after"] != pytest.approx(payload["bleu_after"])
+
+
+def test_options_refuse_in_parameter_names_and_the_command_in_flags(capsys):
+    """MiraOptions' checks worded in parameter names; the command's in its flags (expected strings by hand)."""
+    from conftest import FIXTURES
+
+    from hypertune.cli import main
+    from hypertune.tuners.mira import Mira
+    from hypertune.tuners.mira_options import MiraOptions
+    from hypertune.tuners.options import OptionError
+
+    refused = {
+        (("gain", "linear"),): "gain linear needs linear, a LinearBleu (its p and r)",
+        (("gain", "bleu"),): "gain must be one of background, bleu+1, linear, moses, nakov, got 'bleu'",
+        (("C", 0.0),): "C must be greater than 0, got 0.0",
+        (("decay", 1.5),): "decay must be at most 1, got 1.5",
+        (("epochs", 0),): "epochs must be at least 1, got 0",
+        (("mode", "lattice"),): "mode must be one of auto, nbest, hypergraph, got 'lattice'",
+    }
+    for fields, message in refused.items():
+        with pytest.raises(OptionError) as error:
+            Mira(**dict(fields))
+        assert str(error.value) == message
+    assert Mira(MiraOptions(epochs=3), seed=2).options == MiraOptions(epochs=3, seed=2)
+    tuning = [str(FIXTURES / "mert" / "nbest.txt"), "--refs", str(FIXTURES / "mert" / "ref."), "--init",
+              str(FIXTURES / "mert" / "init.weights"), "--epochs", "1"]  # fmt: skip
+    assert main(["mira", *tuning, "--select", "2"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "hypertune mira: error: --select chooses the features mixed over shards: give --cluster or --shards"
+    )
+    with pytest.raises(SystemExit):
+        main(["mira", *tuning, "-C", "0"])
+    assert capsys.readouterr().err.strip().endswith("error: argument -C/--cparam: must be greater than 0, got '0'")

@@ -27,6 +27,7 @@ from hypertune.tuners.online import (
     OnlineTrainer,
     make_structured_loss,
 )
+from hypertune.weights import Weights
 
 NBEST = str(FIXTURES / "mert" / "nbest.txt")
 REFS = str(FIXTURES / "mert" / "ref.")
@@ -184,8 +185,9 @@ def fixture_set() -> TuningSet:
 
 
 def test_seeds_reproduce_and_the_best_epoch_is_returned():
+    poor = Weights({"LM0": -0.1, "TM0_0": 0.2, "TM0_1": 0.2, "WordPenalty0": 0.3})  # epochs beat it: not kept
     run = lambda seed: OnlineTrainer(loss="latent-svm", optimizer="adagrad", epochs=4, seed=seed).fit(  # noqa: E731
-        fixture_set(), read_weights(INIT)
+        fixture_set(), poor
     )
     a, b = run(5), run(5)
     assert dict(a.weights) == dict(b.weights) and [e.bleu for e in a.history] == [e.bleu for e in b.history]
@@ -193,23 +195,30 @@ def test_seeds_reproduce_and_the_best_epoch_is_returned():
     assert a.best_epoch == best.iteration and a.bleu_after == pytest.approx(best.bleu)  # l1 scaling keeps BLEU
 
 
-def test_options_that_do_not_fit_are_refused():
-    with pytest.raises(UsageError, match="minibatch"):
-        OnlineTrainer(loss="latent-svm", optimizer="pa", minibatch=4)
-    with pytest.raises(UsageError, match="--l1"):
-        OnlineTrainer(loss="perceptron", l1=0.1)
-    with pytest.raises(UsageError, match="cumulative"):
-        OnlineTrainer(loss="latent-svm", optimizer="adagrad", l1=0.1, l1_method="cumulative")
-    with pytest.raises(UsageError, match="--l2"):
-        OnlineTrainer(loss="latent-svm", optimizer="pa", l2=0.1)
-    with pytest.raises(UsageError, match="--learning-rate"):
-        OnlineTrainer(loss="latent-svm", optimizer="arow", learning_rate=0.1)
-    with pytest.raises(UsageError, match="--target"):
-        OnlineTrainer(loss="ramp", target="hope")
-    with pytest.raises(UsageError, match="--cccp-passes"):
-        OnlineTrainer(loss="latent-svm", cccp_passes=5)
-    with pytest.raises(UsageError, match="structured losses"):
-        OnlineTrainer(loss="pl", optimizer="adagrad", cost_scale=2.0)
+def test_options_that_do_not_fit_are_refused_in_parameter_names():
+    """OnlineOptions' checks, worded in parameter names (the command line words them in flags)."""
+    refused = {
+        (("loss", "latent-svm"), ("optimizer", "pa"), ("minibatch", 4)):
+            "minibatch needs optimizer perceptron, sgd or adagrad (pa steps one example)",
+        (("loss", "perceptron"), ("l1", 0.1)): "l1 needs optimizer sgd or adagrad",
+        (("loss", "latent-svm"), ("optimizer", "adagrad"), ("l1", 0.1), ("l1_method", "cumulative")):
+            "the cumulative L1 penalty (Tsuruoka et al. 2009) is for optimizer sgd",
+        (("loss", "latent-svm"), ("optimizer", "pa"), ("l2", 0.1)):
+            "l2 needs optimizer sgd or adagrad (perceptron, pa and arow have no L2 term)",
+        (("loss", "latent-svm"), ("optimizer", "arow"), ("learning_rate", 0.1)):
+            "optimizer arow chooses its own step size: learning_rate does not apply",
+        (("loss", "ramp"), ("target", "hope")): "target is for the perceptron and latent-svm losses, not ramp",
+        (("loss", "latent-svm"), ("cccp_passes", 5)): "cccp_passes is for the ramp loss, not latent-svm",
+        (("loss", "pl"), ("optimizer", "adagrad"), ("cost_scale", 2.0)):
+            "cost_scale: for the structured losses, not pl",
+        (("loss", "pl"), ("sample", 1)): "sample must be at least 2 for the pl loss, got 1",
+        (("C", 0.0),): "C must be greater than 0, got 0.0",
+        (("target", "fear"),): "target must be one of oracle, hope, got 'fear'",
+    }  # fmt: skip
+    for fields, message in refused.items():
+        with pytest.raises(UsageError) as error:
+            OnlineTrainer(**dict(fields))
+        assert str(error.value) == message
 
 
 @pytest.mark.parametrize(
@@ -226,8 +235,10 @@ def test_train_command_runs_online_tuners(options, tmp_path, capsys):
     args = ["train", NBEST, "--refs", REFS, "--init", INIT, *options, "--epochs", "3", "--out", str(out), "--json"]
     assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert len(payload["history"]) == 3 and payload["best_epoch"] in (1, 2, 3)
-    assert payload["bleu_after"] == pytest.approx(payload["history"][payload["best_epoch"] - 1]["bleu"])
+    assert len(payload["history"]) == 3 and payload["best_epoch"] in (0, 1, 2, 3)  # 0: the start weights kept
+    assert payload["kept_start"] == (payload["best_epoch"] == 0)
+    scores = [payload["bleu_before"]] + [entry["bleu"] for entry in payload["history"]]
+    assert payload["bleu_after"] == pytest.approx(scores[payload["best_epoch"]])
     assert dict(read_weights(str(out))) == pytest.approx(payload["weights"])
     assert math.fsum(abs(v) for v in payload["weights"].values()) == pytest.approx(1.0)
 

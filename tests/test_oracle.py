@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import FIXTURES
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import hypergraphs
 
@@ -63,6 +63,7 @@ def tie_ruled_best(rows) -> str:
 
 @given(hypergraphs(max_nodes=6, max_derivations=400), st.sampled_from(["a b c", "a a b d", "c d a b c"]))
 def test_linear_oracle_maximizes_linear_bleu_by_enumeration(hg, reference):
+    assume(not hg.is_kbest)  # a graph shaped as a k-best list gets the metric's own oracle, whatever the method
     tuning_set = bleu_plus_one_set([hg], [[reference]])
     weights = Weights({"f0": 0.3})
     found = OracleSearch(method="linear", linear_p=0.6, linear_r=0.7).run(tuning_set, weights).oracles[0]
@@ -179,7 +180,8 @@ def test_exact_refuses_graphs_above_the_limit(shared, capsys):
 
 @given(hypergraphs(max_nodes=6, max_derivations=400), st.sampled_from(["a b c", "a a b d", "c d a b c"]))
 def test_partial_with_one_state_is_the_hope_search_without_the_model(hg, reference):
-    from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+    from hypertune.metrics.gains import Gain
+    from hypertune.tuners.hope_fear import HopeFearDecoder
 
     tuning_set = bleu_plus_one_set([hg], [[reference]])
     found = OracleSearch(method="partial", beam=1).run(tuning_set).oracles[0]

@@ -54,6 +54,9 @@ def test_l1_through_the_command_line(tmp_path, capsys):
     nbest, refs, init = (str(FIXTURES / "mert" / n) for n in ("nbest.txt", "ref.", "init.weights"))
     assert main(["train", nbest, "--refs", refs, "--init", init, "--l1", "1", "--optimizer", "lbfgs"]) == 2
     assert "owlqn" in capsys.readouterr().err
-    assert main(["train", nbest, "--refs", refs, "--init", init, "--l1", "50", "--normalize", "none", "--json"]) == 0
-    weights = json.loads(capsys.readouterr().out)["weights"]
-    assert any(v == 0.0 for v in weights.values())
+    poor = tmp_path / "poor.weights"  # a start the sparse end point beats (else the start would be kept)
+    poor.write_text("LM0 -0.1\nTM0_0 0.2\nTM0_1 0.2\nWordPenalty0 0.3\n")
+    assert main(["train", nbest, "--refs", refs, "--init", str(poor), "--l1", "50", "--normalize", "none",
+                 "--json"]) == 0  # fmt: skip
+    payload = json.loads(capsys.readouterr().out)
+    assert not payload["kept_start"] and any(v == 0.0 for v in payload["weights"].values())

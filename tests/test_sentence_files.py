@@ -24,7 +24,8 @@ from hypertune.errors import HypertuneWarning, InputError
 from hypertune.formats import read_graphs, read_references
 from hypertune.formats.registry import corpus_files, describe_sentence_ids, read_inputs, sentence_number
 from hypertune.metrics import BleuMetric
-from hypertune.tuners.corpus import TuningSet, sentence_numbers
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.sentence_ids import sentence_numbers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 #: cdec's lo_test start weights (its PassThrough weight names no feature of these two forests)

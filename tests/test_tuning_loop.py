@@ -145,7 +145,9 @@ def test_loop_history_bleu_and_files(corpus, tmp_path, capsys):
     assert [h["iteration"] for h in history] == list(range(1, len(history) + 1))
     for entry in history:  # each iteration's BLEU is sacrebleu's on the decoder's own 1-best
         nbest = workdir / f"iteration-{entry['iteration']:03d}" / "output" / "kbest"
-        assert entry["bleu"] == pytest.approx(first_lines_bleu(nbest, corpus["ref"]), abs=1e-9)
+        assert entry["score"] == pytest.approx(first_lines_bleu(nbest, corpus["ref"]), abs=1e-9)
+        assert entry["bleu"] == entry["score"]  # the deprecated alias, for one release
+        assert entry.get("tuner_bleu_after") == entry.get("tuner_score_after")
         assert entry["seconds"] >= 0 and entry["candidates_added"] >= 0
     assert history[0]["candidates_added"] == 25 * 5
     assert result["bleu_before"] == history[0]["bleu"] and result["bleu_after"] == history[-1]["bleu"]

@@ -14,9 +14,10 @@ from hypertune.formats.cache import write as write_cache
 from hypertune.formats.nbest import feature_order
 from hypertune.formats.weights import read_mert_init, read_weights
 from hypertune.metrics import BleuMetric
-from hypertune.tuners.corpus import TuningSet, prune_tuning_set
+from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import line_search
 from hypertune.tuners.mert import LineSearcher, Mert
+from hypertune.tuners.pruning import prune_tuning_set
 from hypertune.weights import Weights
 
 CDEC_WEIGHTS = {

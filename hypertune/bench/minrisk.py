@@ -20,8 +20,8 @@ from hypertune.bench.core import Figure, make_bench_corpus, median_time
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, TuningSet
-from hypertune.tuners.corpus import ModelBest
 from hypertune.tuners.minrisk import Annealing, MinRisk
+from hypertune.tuners.model_best import ModelBest
 from hypertune.weights import Weights
 
 MOSES_START = {

@@ -33,8 +33,8 @@ def benchmark_mira(shared_dir: str, workdir: str) -> list[Figure]:
     slower than kbmira's 0.42 s.
     """
     from hypertune.formats import read_graphs, read_references, read_weights
-    from hypertune.tuners.corpus import merge_kbest
     from hypertune.tuners.mira import batch_mira
+    from hypertune.tuners.sentence_ids import merge_kbest
 
     figures = []
     hg200 = make_bench_corpus(shared_dir, workdir, "hg", 200)

@@ -26,8 +26,8 @@ from hypertune.bench.minrisk import MOSES_START
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, MinRisk, Mira, Trainer, TuningSet
-from hypertune.tuners.corpus import ModelBest
 from hypertune.tuners.losses import make_loss
+from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.online import OnlineTrainer
 from hypertune.weights import Weights
 

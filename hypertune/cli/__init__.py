@@ -74,12 +74,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             importlib.import_module(f"hypertune.cli.{name}_command").register(subparsers)
         else:
             subparsers.add_parser(command, help=summary)
+    for command, summary in _registered_tuners().items():  # a tuner of the registry with no command module
+        if only is None or command == only:
+            importlib.import_module("hypertune.cli.tuner_command").register(subparsers, command)
+        else:
+            subparsers.add_parser(command, help=summary)
     return parser
+
+
+def _registered_tuners() -> dict[str, str]:
+    """The registry's tuning commands that have no module here, with their summaries."""
+    from hypertune.tuners.registry import TUNERS
+
+    return {
+        entry.command_name: entry.summary or entry.name
+        for entry in TUNERS.values()
+        if entry.command_name.replace("-", "_") not in COMMANDS
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    names = {name.replace("_", "-") for name in COMMANDS}
+    names = {name.replace("_", "-") for name in COMMANDS} | set(_registered_tuners())
     parser = build_parser(next((word for word in argv if word in names), ""))
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

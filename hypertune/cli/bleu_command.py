@@ -120,7 +120,7 @@ def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | N
     from hypertune.cli.tuning import load_weights
     from hypertune.formats.registry import read_inputs
     from hypertune.metrics.base import strip_sentence_markers
-    from hypertune.tuners.corpus import assemble_sentences
+    from hypertune.tuners.sentence_ids import assemble_sentences
 
     if args.graphs is not None and not args.weights:
         raise UsageError("--graphs needs --weights")
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit
     from hypertune.formats.references import References, read_reference_text, reference_files, text_lines
     from hypertune.metrics.bleu import BleuMetric, format_bleu
-    from hypertune.tuners.corpus import check_sentence_ids, select_references
+    from hypertune.tuners.sentence_ids import check_sentence_ids, select_references
 
     hypotheses, source, ids, naming = _hypotheses(args)
     files = reference_files(args.refs)  # files, or a prefix of REF.0 REF.1 ... as every tuning command takes

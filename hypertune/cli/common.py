@@ -203,3 +203,11 @@ def progress(args: argparse.Namespace, items: Iterable[T], total: int | None, la
         sys.stderr.flush()
     sys.stderr.write("\r" + " " * (len(label) + 24) + "\r")
     sys.stderr.flush()
+
+
+def run_tuning_command(args: argparse.Namespace) -> int:
+    """Every tuning command's ``run``: its ``fit(args)``, then the one report
+    (:func:`hypertune.cli.tuning.run_tuning`; imported here so that ``--help`` loads no library)."""
+    from hypertune.cli.tuning import run_tuning
+
+    return run_tuning(args)

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     lines = []
     sharp = Weights(weights, scale=args.scale)
     rng = np.random.default_rng(args.seed)
-    from hypertune.tuners.corpus import sentence_numbers
+    from hypertune.tuners.sentence_ids import sentence_numbers
 
     sids = sentence_numbers(graphs)  # output in sentence-id order (per-sentence files: by their names' numbers)
     ordered = [(i, graphs[i], sids[i]) for i in sorted(range(len(graphs)), key=sids.__getitem__)]

@@ -20,7 +20,7 @@ statistics printed are exact (m1 c1 ... m4 c4 reflen), recomputed from the strin
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.choices import TOKENIZERS
+    from hypertune.choices import GAINS, HOPE_FEAR_SEARCHES, TOKENIZERS
     from hypertune.cli.common import add_output_options
     from hypertune.cli.options import add_cache_option, add_graph_format_option, add_strict_option, finite_float
 
@@ -38,13 +38,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--weights", "-w", nargs="+", required=True, metavar="W", help="weights files")
     parser.add_argument(
         "--gain",
-        choices=("background", "bleu+1", "linear"),
+        choices=GAINS,
         default="background",
-        help="sentence gain: BLEU against a background pseudo-corpus (default, kbmira), BLEU+1, or linear BLEU",
+        help="sentence gain: BLEU against a background pseudo-corpus (default, kbmira), BLEU+1, linear BLEU (p and "
+        "r from the model-best translations), or Moses's smoothed sentence BLEU (moses, nakov)",
     )
     parser.add_argument(
         "--search",
-        choices=("approximate", "exact"),
+        choices=HOPE_FEAR_SEARCHES,
         default="approximate",
         help="lattices/hypergraphs: Moses's approximate forest search (default), or exact (--gain linear only)",
     )
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, progress
     from hypertune.cli.tuning import load_tuning_set, load_weights
     from hypertune.metrics import BleuMetric, LinearBleu
-    from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+    from hypertune.metrics.gains import Gain
+    from hypertune.tuners.hope_fear import HopeFearDecoder
 
     metric = BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
     tuning_set = load_tuning_set(args, metric)

@@ -13,7 +13,8 @@ EXAMPLE = """examples:
   hypertune inside fixtures/toy-forest.json --semiring real --weights fixtures/toy-forest.weights --trace
   hypertune inside fixtures/toy-forest.json --semiring log --weights fixtures/toy-forest.weights --outside --json
   hypertune inside fixtures/toy-forest.json --semiring kbest:3 --weights fixtures/toy-forest.weights
-  hypertune inside graph.json --semiring envelope --weights w --direction d
+  hypertune inside graph.json --semiring envelope --weights w --direction d.weights
+  hypertune inside fixtures/toy-forest.json --semiring envelope --weights fixtures/toy-forest.weights --direction lm
   hypertune inside graph.json --semiring mymodule:MaxTimes --weights w
 
 Semirings: boolean, counting, real (edge value exp(w·f)), log (w·f; log-add), tropical (w·f; max-plus, the
@@ -28,7 +29,7 @@ TRACE_LIMIT = 200
 
 def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_one_graph_options
+    from hypertune.cli.options import add_direction_option, add_one_graph_options
 
     parser = subparsers.add_parser(
         "inside",
@@ -41,7 +42,7 @@ def register(subparsers: Any) -> None:
     add_one_graph_options(parser)
     parser.add_argument("--semiring", "-s", required=True, metavar="NAME", help="see below")
     parser.add_argument("--weights", "-w", action="append", default=[], metavar="W", help="weights (default 0)")
-    parser.add_argument("--direction", "-d", action="append", default=[], metavar="D", help="envelope: direction")
+    add_direction_option(parser)
     parser.add_argument("--outside", action="store_true", help="also the outside values (commutative semirings)")
     parser.add_argument("--trace", action="store_true", help=f"the computation node by node (≤ {TRACE_LIMIT} edges)")
     add_output_options(parser)
@@ -52,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.algorithms import inside, outside
     from hypertune.algorithms.semiring_values import named_semiring, show
     from hypertune.cli.common import emit
-    from hypertune.cli.tuning import graph_weights, load_one_graph
+    from hypertune.cli.tuning import graph_weights, load_one_graph, read_direction
     from hypertune.errors import InputError, UsageError
 
     hg = load_one_graph(args)
     weights = graph_weights(args.weights, hg, args.strict)
-    direction = graph_weights(args.direction, hg, args.strict) if args.direction else None
+    direction = read_direction(args.direction, hg.feature_space, args.strict) if args.direction else None
     if args.trace and hg.num_edges > TRACE_LIMIT:
         limit = f"--trace writes out every edge; this graph has {hg.num_edges} (at most {TRACE_LIMIT})"
         raise InputError(limit, args.path)

@@ -7,8 +7,13 @@ from typing import TYPE_CHECKING
 
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, percent
-from hypertune.cli.options import add_envelope_options, add_input_options, add_metric_options, add_plot_option
-from hypertune.errors import UsageError
+from hypertune.cli.options import (
+    add_direction_option,
+    add_envelope_options,
+    add_input_options,
+    add_metric_options,
+    add_plot_option,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,6 +24,7 @@ EXAMPLE = """examples:
   hypertune linesearch forest0.json.gz forest1.json.gz --refs lo_test.ref. --weights w --direction WordPenalty \\
       --metric ibm-bleu
   hypertune linesearch nbest.txt --refs ref --weights w --direction lm=1,tm_0=-0.5 --json
+  hypertune linesearch nbest.txt --refs ref --weights w --direction direction.weights
 """
 
 
@@ -40,14 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="W",
         help="the point w (any weights format, repeatable)",
     )
-    parser.add_argument(
-        "--direction",
-        "-d",
-        required=True,
-        metavar="NAME|VECTOR",
-        help="a feature name (its unit vector), name=value,... pairs, or comma-separated numbers "
-        "in the order of the features of the input",
-    )
+    add_direction_option(parser, required=True)
     add_metric_options(parser)
     add_envelope_options(parser)
     add_output_options(parser)
@@ -55,41 +54,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run, outputs=("plot",))
 
 
-def parse_direction(text: str, tuning_set: TuningSet) -> np.ndarray:
-    import numpy as np
-
-    names = tuning_set.feature_space.names
-    vector = np.zeros(len(names))
-    parts = [p for p in text.split(",") if p.strip()]
-    try:
-        if len(parts) == 1 and "=" not in parts[0] and parts[0] in names:
-            vector[names.index(parts[0])] = 1.0
-        elif all("=" in p for p in parts):
-            for part in parts:
-                name, _, value = part.partition("=")
-                if name.strip() not in names:
-                    raise UsageError(f"--direction: no feature {name.strip()!r} in the input")
-                vector[names.index(name.strip())] = float(value)
-        else:
-            values = [float(p) for p in parts]
-            if len(values) != len(names):
-                raise UsageError(f"--direction: {len(values)} numbers for {len(names)} features ({', '.join(names)})")
-            vector[:] = values
-    except ValueError:
-        raise UsageError(f"--direction {text!r}: not a feature name, name=value pairs or numbers") from None
-    if not vector.any():
-        raise UsageError("--direction is the zero vector")
-    return vector
-
-
 def run(args: argparse.Namespace) -> int:
-    from hypertune.cli.tuning import load_tuning_set, load_weights, metric_key
+    from hypertune.cli.tuning import load_tuning_set, load_weights, metric_key, read_direction
     from hypertune.tuners.linesearch import line_search
     from hypertune.tuners.mert import LineSearcher
 
     tuning_set = load_tuning_set(args)
     weights, _ = load_weights(args.weights, tuning_set, args)
-    direction = parse_direction(args.direction, tuning_set)
+    space = tuning_set.feature_space
+    direction = read_direction(args.direction, space, args.strict).vector(space)
     searcher = LineSearcher(tuning_set, args.jobs, envelope=args.envelope)
     surfaces = searcher.surfaces(weights.vector(tuning_set.feature_space), direction)
     result = line_search(surfaces, tuning_set.score, tuning_set.metric.higher_is_better)

@@ -6,26 +6,24 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from hypertune.choices import MERT_OPTIMIZERS as OPTIMIZERS
 from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.cli import COMMANDS
-from hypertune.cli.common import add_output_options, percent, show_progress
+from hypertune.cli.common import add_output_options, percent, run_tuning_command, show_progress
 from hypertune.cli.options import (
     add_cluster_options,
     add_envelope_options,
     add_input_options,
     add_metric_options,
     add_plot_option,
-    add_weight_constraint_options,
-    names_option,
+    add_tuner_options,
     non_negative_float,
-    non_negative_int,
-    parse_bounds,
-    seed,
+    tuner_options,
 )
 from hypertune.errors import UsageError
+from hypertune.tuners.mert_options import MertOptions
 
 if TYPE_CHECKING:
+    from hypertune.cli.tuning import Fitted
     from hypertune.tuners.base import Checkpoint
     from hypertune.tuners.mert import Mert
 
@@ -60,38 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "init.opt's minimum and maximum lines bound the random restarts",
     )
     add_metric_options(parser)
-    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="coordinate", help="default: coordinate")
-    parser.add_argument("--restarts", type=non_negative_int, default=0, help="random restarts besides the start point")
-    parser.add_argument(
-        "--random-directions",
-        type=non_negative_int,
-        default=0,
-        metavar="K",
-        help="random directions per round (Cer et al. 2008)",
-    )
-    parser.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
-    add_weight_constraint_options(parser)
-    parser.add_argument(
-        "--optimize",
-        action="append",
-        default=[],
-        metavar="NAMES",
-        help="optimize only these features (comma-separated, repeatable)",
-    )
-    parser.add_argument("--positive", action="store_true", help="keep optimized weights >= 0")
-    parser.add_argument(
-        "--plateau",
-        choices=("none", "average", "minimum"),
-        default="none",
-        help="score intervals over a window of neighbours (Cer et al. 2008)",
-    )
-    parser.add_argument("--window", type=non_negative_int, default=1, help="plateau window on each side (default 1)")
-    parser.add_argument(
-        "--normalize",
-        choices=("l1", "none"),
-        default="l1",
-        help="divide final weights by their L1 norm (default, as Moses) or not",
-    )
+    add_tuner_options(parser, MertOptions)
     parser.add_argument(
         "--prune-density",
         type=non_negative_float,
@@ -113,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_cluster_options(parser, shards_change_results=False)
     add_output_options(parser)
     add_plot_option(parser, "BLEU per start point")
-    parser.set_defaults(run=run, outputs=("out", "envelope_nbest", "plot"))
+    parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "envelope_nbest", "plot"))
 
 
 def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
@@ -138,16 +105,20 @@ def _progress_line(message: str) -> None:
     sys.stderr.flush()
 
 
-def run(args: argparse.Namespace) -> int:
+def fit(args: argparse.Namespace) -> Fitted:
+    """MERT on the command's inputs (pruned first with ``--prune-density``; sharded with ``--cluster`` or
+    ``--shards``), reported on the inputs as given; writing ``--envelope-nbest`` is the run's ``after``."""
     from hypertune.cli.tuning import (
+        Fitted,
         interruptible,
         load_tuning_set,
         load_weights,
         local_shards,
         open_shards,
-        report_tuning,
     )
-    from hypertune.tuners.corpus import ModelBest, prune_tuning_set
+    from hypertune.tuners.finishing import finish_weights, keeps_start
+    from hypertune.tuners.model_best import ModelBest
+    from hypertune.tuners.pruning import prune_tuning_set
 
     if args.cluster:
         if args.envelope_nbest:
@@ -160,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             details = f"{len(result.history)} start points, {result.line_searches} line searches, {shards.count} shards"
             if args.prune_density:  # the workers hold only their pruned shards
                 details += f", scored on the graphs pruned to {args.prune_density:g} edges/word"
-            return report_tuning(args, shards, result, details)
+            return Fitted(shards, result, details)
     tuning_set = given = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
@@ -180,11 +151,20 @@ def run(args: argparse.Namespace) -> int:
         result.pruned_score_after = result.score_after
         result.score_before = model_best.score(init.vector(given.feature_space))
         result.score_after = model_best.score(result.weights.vector(given.feature_space))
+        if not result.kept_start and keeps_start(result.score_before, result.score_after, result.higher_is_better,
+                                                 result.start_feasible):  # fmt: skip
+            space = given.feature_space  # the start weights are a candidate on the inputs as given too
+            result.weights = finish_weights(init, space, init.vector(space), args.normalize)
+            result.score_after, result.kept_start = result.score_before, True
         details += f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
-    code = report_tuning(args, given, result, details + (f", {shards.count} shards" if shards else ""))
+    after = None
     if args.envelope_nbest:
-        write_envelope_nbest(tuning_set, result.envelope_derivations, args.envelope_nbest)
-    return code
+        derivations, path = result.envelope_derivations, args.envelope_nbest
+
+        def after() -> None:
+            write_envelope_nbest(tuning_set, derivations, path)
+
+    return Fitted(given, result, details + (f", {shards.count} shards" if shards else ""), after)
 
 
 def _mert(
@@ -193,22 +173,5 @@ def _mert(
     from hypertune.tuners.mert import Mert
 
     report = _progress_line if show_progress(args) else None
-    return Mert(
-        optimizer=args.optimizer,
-        restarts=args.restarts,
-        random_directions=args.random_directions,
-        seed=args.seed,
-        fixed=names_option(args.fix),
-        features=names_option(args.optimize) or None,
-        bounds=parse_bounds(args.bounds),
-        positive=args.positive,
-        restart_box=box,
-        normalize=args.normalize,
-        plateau=args.plateau,
-        window=args.window,
-        n_jobs=args.jobs,
-        envelope=args.envelope,
-        progress=report,
-        collect_envelopes=bool(args.envelope_nbest),
-        checkpoint=checkpoint,
-    )
+    options = tuner_options(args, MertOptions, restart_box=box, collect_envelopes=bool(args.envelope_nbest))
+    return Mert(options, progress=report, checkpoint=checkpoint)

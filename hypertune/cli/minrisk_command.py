@@ -25,22 +25,16 @@ Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.choices import RISK_OBJECTIVES as OBJECTIVES
     from hypertune.choices import WEIGHTS_FORMATS
-    from hypertune.cli.common import add_output_options
+    from hypertune.cli.common import add_output_options, run_tuning_command
     from hypertune.cli.options import (
         add_cluster_options,
         add_input_options,
         add_metric_options,
         add_plot_option,
-        add_weight_constraint_options,
-        finite_float,
-        non_negative_float,
-        non_negative_int,
-        positive_float,
-        positive_int,
-        seed,
+        add_tuner_options,
     )
+    from hypertune.tuners.minrisk_options import MinRiskOptions
 
     parser = subparsers.add_parser(
         "minrisk",
@@ -54,70 +48,34 @@ def register(subparsers: Any) -> None:
     add_input_options(parser)
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
     add_metric_options(parser)
-    parser.add_argument("--objective", choices=OBJECTIVES, default="xbleu", help="default: xbleu")
-    parser.add_argument("--scale", type=finite_float, default=1.0, metavar="G", help="γ of p ∝ exp(γ·w·h) (default 1)")
-    parser.add_argument("--optimize-scale", action="store_true", help="optimize γ jointly with the weights")
-    parser.add_argument("--entropy", type=finite_float, default=0.0, metavar="T", help="minimize L - T·H (default 0)")
-    parser.add_argument(
-        "--anneal",
-        metavar="START:FACTOR:FLOOR",
-        help="deterministic annealing of T (e.g. 1000:0.5:0.001), then quenching of γ (Smith & Eisner 2006)",
-    )
-    parser.add_argument(
-        "--quench-max", type=positive_float, default=64.0, metavar="G", help="quenching doubles γ up to G (default 64)"
-    )
-    parser.add_argument(
-        "--l2", type=non_negative_float, default=0.0, metavar="L", help="L2 weight λ of λ‖w‖²/2 (default 0)"
-    )
-    parser.add_argument(
-        "--l1", type=non_negative_float, default=0.0, metavar="L", help="L1 weight, by OWL-QN (default 0)"
-    )
-    parser.add_argument(
-        "--smooth-bp",
-        type=non_negative_float,
-        default=0.0,
-        metavar="TAU",
-        help="xbleu: smooth brevity penalty -τ·log(1 + exp(-x/τ)) instead of min(0, x) (default 0: hard)",
-    )
-    parser.add_argument("--linear-p", type=finite_float, metavar="P", help="linear-bleu: unigram precision p")
-    parser.add_argument("--linear-r", type=finite_float, metavar="R", help="linear-bleu: precision ratio r")
-    parser.add_argument(
-        "--kbest", type=positive_int, default=100, metavar="K", help="risk on lattices/forests: derivations per graph"
-    )
-    parser.add_argument(
-        "--iterations", type=non_negative_int, default=100, metavar="N", help="L-BFGS iterations per run"
-    )
-    parser.add_argument(
-        "--tolerance",
-        type=non_negative_float,
-        default=1e-7,
-        metavar="F",
-        help="a run stops when an iteration improves the objective by less than this fraction (default 1e-7)",
-    )
-    parser.add_argument("--seed", type=seed, default=0, help="recorded with the result (nothing is random)")
-    add_weight_constraint_options(parser)
+    add_tuner_options(parser, MinRiskOptions)
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
     add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU and the objective per L-BFGS iteration")
-    parser.set_defaults(run=run, outputs=("out", "plot"))
+    parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "plot"))
 
 
-def run(args: argparse.Namespace) -> int:
+def fit(args: argparse.Namespace) -> Any:
+    """Minimum risk on the command's inputs (a :class:`~hypertune.cli.tuning.Fitted`; ``--evaluate``: the exit
+    code, having printed the objective and its gradient)."""
+    from hypertune.cli.options import tuner_options
     from hypertune.cli.tuning import load_tuning_set, load_weights, local_shards, open_shards
     from hypertune.errors import UsageError
+    from hypertune.tuners.minrisk_options import MinRiskOptions
 
     if args.evaluate and args.out:
         raise UsageError("--evaluate trains nothing: it writes no weights (drop --out)")
+    options = tuner_options(args, MinRiskOptions)  # refused in flags before any input is read
     with open_shards(args) as shards:
         if shards is None:
             tuning_set = load_tuning_set(args)
             init, _ = load_weights(args.init, tuning_set, args)
-            return _run(args, tuning_set, local_shards(args, tuning_set) or tuning_set, init)
+            return _run(args, options, tuning_set, local_shards(args, tuning_set) or tuning_set, init)
         init, _ = load_weights(args.init, shards, args)
-        return _run(args, shards, shards, init)
+        return _run(args, options, shards, shards, init)
 
 
 def shown(objective: str, value: float) -> str:
@@ -128,12 +86,12 @@ def shown(objective: str, value: float) -> str:
     return percent(value) if objective in ("xbleu", "risk") else f"{value:.6g}"
 
 
-def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int:
-    """Train (or evaluate) on ``data`` (the tuning set or its shards); ``tuning_set`` is what is reported."""
+def _run(args: argparse.Namespace, options: Any, tuning_set: Any, data: Any, init: Any) -> Any:
+    """Train (or evaluate) with ``options`` on ``data`` (the tuning set or its shards); ``tuning_set`` is what is
+    reported."""
     from hypertune.cli.common import emit, percent, show_progress
-    from hypertune.cli.options import names_option, parse_bounds
-    from hypertune.cli.tuning import BestSoFar, interruptible, report_tuning
-    from hypertune.tuners.minrisk import Annealing, MinRisk
+    from hypertune.cli.tuning import BestSoFar, Fitted, interruptible
+    from hypertune.tuners.minrisk import MinRisk
 
     def report(entry: Any) -> None:
         sys.stderr.write(
@@ -143,26 +101,8 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int
         )
         sys.stderr.flush()
 
-    tuner = MinRisk(
-        objective=args.objective,
-        scale=args.scale,
-        optimize_scale=args.optimize_scale,
-        entropy=args.entropy,
-        anneal=Annealing.parse(args.anneal, args.quench_max) if args.anneal else None,
-        l2=args.l2,
-        l1=args.l1,
-        smooth_bp=args.smooth_bp,
-        linear_p=args.linear_p,
-        linear_r=args.linear_r,
-        kbest=args.kbest,
-        iterations=args.iterations,
-        tolerance=args.tolerance,
-        fixed=names_option(args.fix),
-        bounds=parse_bounds(args.bounds),
-        seed=args.seed,
-        progress=report if show_progress(args) and not args.evaluate else None,
-        checkpoint=(best := BestSoFar()),
-    )
+    progress = report if show_progress(args) and not args.evaluate else None
+    tuner = MinRisk(options, progress=progress, checkpoint=(best := BestSoFar()))
     if args.evaluate:
         found = tuner.evaluate(data, init)
         lines = [f"{found.objective} {found.value:.10g}, entropy {found.entropy:.6g} nats per sentence "
@@ -179,4 +119,4 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, init: Any) -> int
         f"{shown(args.objective, result.objective_after)}, "
         f"{len(result.history)} L-BFGS iterations"
     )
-    return report_tuning(args, tuning_set, result, details)
+    return Fitted(tuning_set, result, details)

@@ -21,13 +21,14 @@ Where Moses ran kbmira, its options work too:
 Several n-best lists (FEATSTAT/SCORESTAT pairs) of the same sentences are accumulated and deduplicated.
 Defaults are kbmira's: C 0.01, decay 0.999, 60 epochs, background BLEU starting at 1, pruning to 50
 edges per reference word. The weights written are the averaged weights of the epoch with the best
-corpus BLEU of the model-best translations. See docs/mira.md.
+corpus BLEU of the model-best translations (the start weights when no epoch beats them), L1-normalized
+unless --normalize none (docs/cli.md, "The weights a tuning command writes"). See docs/mira.md.
 """
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.choices import TOKENIZERS
-    from hypertune.cli.common import add_output_options
+    from hypertune.choices import GAINS, MIRA_MODES, TOKENIZERS, WEIGHTS_FORMATS
+    from hypertune.cli.common import add_output_options, run_tuning_command
     from hypertune.cli.options import (
         add_cache_option,
         add_cluster_options,
@@ -35,12 +36,9 @@ def register(subparsers: Any) -> None:
         add_plot_option,
         add_prune_option,
         add_strict_option,
-        non_negative_float,
-        non_negative_int,
-        number,
-        positive_int,
-        seed,
+        add_tuner_options,
     )
+    from hypertune.tuners.mira_options import MiraOptions
 
     parser = subparsers.add_parser(
         "mira",
@@ -76,23 +74,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--ffile", "-F", action="append", default=[], metavar="FILE", help="kbmira feature file")
     parser.add_argument("--scfile", "-S", action="append", default=[], metavar="FILE", help="kbmira score file")
     parser.add_argument("--hgdir", "-H", action="append", default=[], metavar="DIR", help="kbmira hypergraph dir")
-    parser.add_argument("--type", "-t", choices=("nbest", "hypergraph"), default=None, help="default: from the input")
-    parser.add_argument(
-        "-C", "--cparam", dest="C", type=non_negative_float, default=0.01, help="step cap C (default 0.01)"
+    parser.add_argument(  # MiraOptions.mode, as kbmira spells it (unset: auto)
+        "--type", "-t", choices=MIRA_MODES[1:], default=None, help="what is searched (default: from the input)"
     )
-    parser.add_argument("--decay", "-D", type=number(0.0, 1.0), default=0.999, help="background decay (default 0.999)")
-    parser.add_argument("--epochs", "--iters", "-J", type=positive_int, default=60, help="epochs (default 60)")
+    add_tuner_options(parser, MiraOptions, skip=("gain", "mode"))
     add_prune_option(parser)
-    parser.add_argument("--model-bg", action="store_true", help="background absorbs the model-best, not the hope")
-    parser.add_argument("--safe-hope", action="store_true", help="bound the model score's influence on the hope")
-    parser.add_argument("--seed", "--random-seed", "-r", type=seed, default=0, help="shuffling seed (default 0)")
-    parser.add_argument("--gain", choices=("background", "bleu+1"), default="background", help="sentence gain")
-    parser.add_argument("--accumulate", action="store_true", help="hypergraphs: reuse earlier hopes and fears")
+    parser.add_argument(
+        "--gain",
+        choices=[g for g in GAINS if g != "linear"],  # linear BLEU needs Tromble's p and r, which mira does not take
+        default="background",
+        help="sentence gain: BLEU against a background pseudo-corpus (default, kbmira), BLEU+1, or Moses's smoothed "
+        "sentence BLEU (moses, nakov)",
+    )
     parser.add_argument("--out", "--output-file", "-o", metavar="W", help="write the tuned weights here")
     parser.add_argument(
         "--out-format",
         default="cdec",
-        choices=("cdec", "moses", "moses-ini", "kbmira-dense", "json", "zmert"),
+        choices=WEIGHTS_FORMATS,
         help="weights file format (default: cdec, 'name value' lines)",
     )
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)")
@@ -100,18 +98,10 @@ def register(subparsers: Any) -> None:
     add_graph_format_option(parser)
     add_cache_option(parser)
     add_strict_option(parser)
-    parser.add_argument(
-        "--select",
-        type=non_negative_int,
-        default=0,
-        metavar="K",
-        help="with shards (--cluster/--shards): mix only the K features of largest l2 norm across shards, the "
-        "others 0 (Simianer et al. 2012; default 0: all)",
-    )
     add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU per epoch")
-    parser.set_defaults(run=run, outputs=("out", "plot"))
+    parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "plot"))
 
 
 def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -140,10 +130,14 @@ def input_arguments(args: argparse.Namespace) -> Any:
     return BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
 
 
-def run(args: argparse.Namespace) -> int:
+def fit(args: argparse.Namespace) -> Any:
+    """Batch MIRA on the command's inputs (a :class:`~hypertune.cli.tuning.Fitted`)."""
     from hypertune.cli.tuning import load_weights, local_shards, open_shards
+    from hypertune.errors import UsageError
 
     started = time.perf_counter()
+    if args.select and not (args.cluster or args.shards is not None):  # one shard would mix nothing, as train says
+        raise UsageError("--select chooses the features mixed over shards: give --cluster or --shards")
     if args.cluster:
         with open_shards(args, metric=input_arguments(args)) as shards:
             initial, _ = load_weights(args.init, shards, args)
@@ -152,10 +146,10 @@ def run(args: argparse.Namespace) -> int:
     return _run(args, tuning_set, local_shards(args, tuning_set) or tuning_set, initial, started)
 
 
-def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, started: float) -> int:
+def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, started: float) -> Any:
     """Train on ``data`` (the tuning set, or its shards: iterative parameter mixing); report ``tuning_set``."""
     from hypertune.cli.common import percent
-    from hypertune.cli.tuning import interruptible, report_tuning
+    from hypertune.cli.tuning import Fitted, interruptible
 
     load_seconds = time.perf_counter() - started
 
@@ -178,26 +172,15 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
     if result.pruned_score_after is not None:  # epochs were scored on the pruned graphs; the summary on the inputs
         pruned = f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
     details = f"epoch {result.best_epoch} of {args.epochs}, {result.mode}{mixing}{pruned}"
-    return report_tuning(args, tuning_set, result, details)
+    return Fitted(tuning_set, result, details)
 
 
 def _mira(args: argparse.Namespace, report: Any, checkpoint: Any) -> Any:
     """The tuner of the command's options (``report``: the epoch lines on a terminal)."""
     from hypertune.cli.common import show_progress
+    from hypertune.cli.options import tuner_options
     from hypertune.tuners.mira import Mira
+    from hypertune.tuners.mira_options import MiraOptions
 
-    return Mira(
-        C=args.C,
-        decay=args.decay,
-        epochs=args.epochs,
-        model_bg=args.model_bg,
-        safe_hope=args.safe_hope,
-        seed=args.seed,
-        prune_density=args.prune_density or None,
-        gain=args.gain,
-        accumulate=args.accumulate,
-        mode=args.type or "auto",
-        select=args.select,
-        progress=report if show_progress(args) else None,
-        checkpoint=checkpoint,
-    )
+    options = tuner_options(args, MiraOptions, mode=args.type or "auto")
+    return Mira(options, progress=report if show_progress(args) else None, checkpoint=checkpoint)

@@ -170,6 +170,23 @@ def add_prune_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
     )
 
 
+def add_direction_option(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """``--direction``, the one meaning of a search direction d (``linesearch``; ``inside --semiring envelope``):
+    a feature name (its unit vector), ``name=value,...`` pairs, comma-separated numbers in the inputs' feature
+    order, or a weights file; repeatable, later values adding to earlier ones
+    (:func:`hypertune.cli.tuning.read_direction`)."""
+    parser.add_argument(
+        "--direction",
+        "-d",
+        action="append",
+        required=required,
+        default=None if required else [],
+        metavar="D",
+        help="a feature name (its unit vector), name=value,... pairs, comma-separated numbers in the order of the "
+        "input's features, or a weights file; repeatable (summed)",
+    )
+
+
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
@@ -281,3 +298,122 @@ def add_cluster_options(parser: argparse.ArgumentParser, shards_change_results: 
 
 def add_plot_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--plot", metavar="FILE", help=f"draw {what} to FILE (.png/.svg/.pdf; needs matplotlib)")
+
+
+# ---------------------------------------------------------------------- a tuner's options, generated
+#: The argparse type of each kind of option value (:data:`hypertune.tuners.options.KINDS`).
+KIND_TYPES = {
+    "int": integer(-MAX_COUNT),
+    "count": non_negative_int,
+    "positive-count": positive_int,
+    "seed": seed,
+    "number": finite_float,
+    "non-negative": non_negative_float,
+    "positive": positive_float,
+    "fraction": number(0.0, 1.0),
+}
+
+
+def add_tuner_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    options: type,
+    skip: tuple[str, ...] = (),
+    merged: tuple[type, ...] = (),
+) -> None:
+    """The command-line flags of a tuner's options class (:mod:`hypertune.tuners.options`): one per field
+    offered on the command line and not set by a shared option, with the field's flag, help, choices and
+    kind; the destination is the field's name (or its declared ``dest``). ``skip``: fields the command offers
+    its own way. ``merged``: the options classes of other tuners the same flags run (``train``: the online
+    trainer's beside the batch trainer's): a field they have too is offered once, with this class's flag and
+    default, the choices of all and each different help line."""
+    import dataclasses
+
+    alike: dict[str, list] = {}
+    for other in merged:
+        for g in dataclasses.fields(other):
+            alike.setdefault(g.name, []).append(g.metadata)
+    for f in dataclasses.fields(options):
+        meta = f.metadata
+        if not meta.get("command_line", True) or meta.get("shared") or f.name in skip:
+            continue
+        flags = [_flag(f), *meta.get("aliases", ())]
+        others = alike.get(f.name, [])
+        text = "; ".join(dict.fromkeys([meta["help"], *(m["help"] for m in others)]))
+        spec: dict = {"dest": meta.get("dest") or f.name, "help": _help(text, f.default, meta)}
+        if meta.get("metavar"):
+            spec["metavar"] = meta["metavar"]
+        if meta.get("parse"):
+            spec.update(action="append", default=[])
+        elif meta.get("negated"):  # a True-by-default boolean (or a None-by-default one) the flag sets False
+            flags = [meta["negated"]]
+            spec.update(action="store_false", default=f.default)
+            spec.pop("metavar", None)
+        elif f.type in ("bool", bool) or isinstance(f.default, bool) and meta.get("kind") is None:
+            spec.update(action="store_true", default=f.default)
+            spec.pop("metavar", None)
+        else:
+            spec["default"] = f.default
+            if meta.get("choices") is not None:
+                merged_choices = [c for m in others for c in m.get("choices") or ()]
+                spec["choices"] = tuple(dict.fromkeys([*meta["choices"], *merged_choices]))
+            if meta.get("kind") is not None:
+                spec["type"] = KIND_TYPES[meta["kind"]]
+        parser.add_argument(*flags, **spec)
+
+
+def _flag(f) -> str:  # noqa: ANN001 - a dataclasses.Field
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def _help(text: str, default: object, meta: dict) -> str:
+    """The help line, with the default appended when the line does not already say it."""
+    if (
+        "default" in text
+        or default is None
+        or default is False
+        or default == ()
+        or meta.get("negated")
+        or meta.get("parse")
+    ):
+        return text
+    return f"{text} (default {default:g})" if isinstance(default, float) else f"{text} (default {default})"
+
+
+def option_flags(options: type) -> dict[str, str]:
+    """Each option field's flag on the command line (for errors worded in flags)."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(options):
+        meta = f.metadata
+        shared = meta.get("shared")
+        out[f.name] = "--" + shared.replace("_", "-") if shared else (meta.get("negated") or _flag(f))
+    return out
+
+
+def tuner_options(args: argparse.Namespace, options: type, **given: object):  # noqa: ANN201 - an options object
+    """The tuner's options object made from the parsed command line: every field whose flag (or shared option)
+    the command offers, parsed values of ``names`` and ``bounds`` fields decoded, and ``given`` (what the
+    command computed: a restart box). A refusal of the options class is a usage error worded in flags."""
+    import dataclasses
+
+    from hypertune.tuners.options import OptionError
+
+    values: dict = {}
+    for f in dataclasses.fields(options):
+        dest = f.metadata.get("shared") or f.metadata.get("dest") or f.name
+        if f.name in given or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        parse = f.metadata.get("parse")
+        if parse == "names":
+            names = names_option(value or [])
+            value = tuple(names) if names or f.default is not None else None
+        elif parse == "bounds":
+            value = parse_bounds(value or []) or None
+        values[f.name] = value
+    values.update(given)
+    try:
+        return options(**values)
+    except OptionError as error:
+        raise UsageError(error.worded(option_flags(options))) from None

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         import numpy as np
 
         from hypertune.cli.plots import plot_oracles
-        from hypertune.tuners.corpus import ModelBest
+        from hypertune.tuners.model_best import ModelBest
 
         w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
         model = np.asarray(tuning_set.score(ModelBest(tuning_set).stats(w)), dtype=np.float64).reshape(-1)

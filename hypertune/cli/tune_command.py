@@ -12,11 +12,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import io
-import json
 import os
 import re
-import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -25,9 +22,6 @@ from typing import Any
 from hypertune import interrupts
 from hypertune.cli import COMMANDS
 from hypertune.errors import HypertuneError
-
-#: The tuners ``--tuner`` offers: each is the tuning command of that name (module ``cli/<name>_command.py``).
-TUNERS = ("mert", "mira", "minrisk", "train", "pro")
 
 #: Options of the tuners that the loop sets itself in every iteration (their dests in the tuner's parser).
 OWNED = {"init": "--init", "refs": "--refs", "out": "--out", "seed": "--seed", "out_format": "--out-format"}
@@ -67,6 +61,7 @@ def register(subparsers: Any) -> None:
     from hypertune.choices import ACCUMULATE, WEIGHTS_FORMATS
     from hypertune.cli.common import add_output_options
     from hypertune.cli.options import non_negative_float, positive_int, seed
+    from hypertune.tuners.registry import tuning_commands
 
     parser = subparsers.add_parser(
         "tune",
@@ -99,7 +94,7 @@ def register(subparsers: Any) -> None:
         metavar="W",
         help="start weights, repeatable (later override earlier); default: those of --decoder-config",
     )
-    parser.add_argument("--tuner", choices=TUNERS, default="mert", help="default: mert")
+    parser.add_argument("--tuner", choices=tuning_commands(), default="mert", help="default: mert")
     parser.add_argument("--iterations", type=positive_int, default=10, metavar="N", help="most tunings (default 10)")
     parser.add_argument(
         "--kbest", type=positive_int, default=100, metavar="K", help="n-best size, the {k} placeholder (100)"
@@ -151,10 +146,16 @@ def register(subparsers: Any) -> None:
 
 
 def _tuner_parser(tuner: str) -> argparse.ArgumentParser:
-    """The tuning command's own parser (``hypertune TUNER``), with its own options and defaults."""
+    """The tuning command's own parser (``hypertune TUNER``), with its own options and defaults: the command's
+    module, or the generated command of a registered tuner without one (:mod:`hypertune.cli.tuner_command`)."""
+    from hypertune.cli import COMMANDS
+
     parser = argparse.ArgumentParser(prog=f"hypertune tune --tuner {tuner}", allow_abbrev=False)
     commands = parser.add_subparsers(dest="command")
-    importlib.import_module(f"hypertune.cli.{tuner}_command").register(commands)
+    if tuner.replace("-", "_") in COMMANDS:
+        importlib.import_module(f"hypertune.cli.{tuner.replace('-', '_')}_command").register(commands)
+    else:
+        importlib.import_module("hypertune.cli.tuner_command").register(commands, tuner)
     return parser
 
 
@@ -172,9 +173,11 @@ def _metric_of(args: argparse.Namespace) -> tuple[str, bool]:
 
 
 class CommandStep:
-    """The loop's :class:`~hypertune.loop.TuningStep` made of a tuning command: every tuning is ``hypertune
-    TUNER INPUTS --refs REF --init W --seed S --out OUT --json TUNER_ARGS`` run in this process (the same
-    sentence matching, weights checks and tuner as the command), its JSON result returned."""
+    """The loop's :class:`~hypertune.loop.TuningStep` made of a tuning command: every tuning is what ``hypertune
+    TUNER INPUTS --refs REF --init W --seed S TUNER_ARGS`` runs (the same sentence matching, weights checks and
+    tuner as the command), called in this process through the command's ``fit``
+    (:class:`~hypertune.cli.tuning.Fitted`): the tuner's options are parsed once, here, and each iteration
+    changes only its inputs, start weights, output and seed."""
 
     def __init__(self, tuner: str, tuner_args: list[str], refs: list[str], refs_per_sentence: int | None) -> None:
         from hypertune.errors import UsageError
@@ -184,42 +187,47 @@ class CommandStep:
         self.cluster: str | None = None  # a scheduler's address: every tuning runs there (tune --cluster)
         self.parser = _tuner_parser(tuner)
         self._warned: set[str] = set()
-        probe = self._namespace(["INPUT"], "INIT", "OUT", 0)  # a wrong tuner option fails now, not in iteration 1
+        self.template = self._parse(self.tuner_args)  # a wrong tuner option fails now, not in iteration 1
+        plain = self._parse([])
         for dest, option in OWNED.items():
-            if hasattr(probe, dest) and getattr(probe, dest) != getattr(
-                self._namespace(["INPUT"], "INIT", "OUT", 0, []), dest
-            ):
+            if hasattr(self.template, dest) and getattr(self.template, dest) != getattr(plain, dest):
                 raise UsageError(f"{option} of the tuner is set by the loop in every iteration; give it to tune itself")
-        self.metric, self.higher_is_better = _metric_of(probe)
+        self.metric, self.higher_is_better = _metric_of(self.template)
 
-    def _namespace(
-        self, inputs: list[str], init: str, out: str | None, seed: int, extra: list[str] | None = None
-    ) -> argparse.Namespace:
-        argv = [self.tuner, *inputs, "--refs", *self.refs, "--init", init, "--seed", str(seed)]
+    def _parse(self, extra: list[str]) -> argparse.Namespace:
+        argv = [self.tuner, "INPUT", "--refs", *self.refs, "--init", "INIT", "--json", "--quiet", *extra]
         if self.refs_per_sentence:
             argv += ["--refs-per-sentence", str(self.refs_per_sentence)]
-        if out:
-            argv += ["--out", out, "--out-format", "cdec"]
-        argv += ["--json", "--quiet", *(self.tuner_args if extra is None else extra)]
         try:
             return self.parser.parse_args(argv)
         except SystemExit as stop:  # argparse has printed the tuner's usage and error already
             raise SystemExit(2) from stop
 
-    def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
-        cluster = ["--cluster", self.cluster] if self.cluster else []
-        args = self._namespace(inputs, init, out, seed, [*self.tuner_args, *cluster])
-        args.save_interrupted = False  # an interrupted tuning is done again on --resume; the loop says so
-        captured = io.StringIO()
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
-            warnings.simplefilter("always")
-            code = args.run(args)
-        self._pass_on(caught)
-        if code:
-            from hypertune.errors import HypertuneError
+    def _namespace(self, inputs: list[str], init: str, out: str | None, seed: int) -> argparse.Namespace:
+        """The parsed tuner options with this iteration's inputs, start weights, output and seed."""
+        import copy
 
-            raise HypertuneError(f"hypertune {self.tuner} exited with status {code} on {' '.join(inputs)}")
-        return json.loads(captured.getvalue())
+        args = copy.copy(self.template)
+        args.inputs, args.init, args.out, args.out_format = list(inputs), [init], out, "cdec"
+        if hasattr(args, "seed"):
+            args.seed = seed
+        return args
+
+    def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
+        from hypertune.formats.weights import write_weights
+
+        args = self._namespace(inputs, init, out, seed)
+        if self.cluster:
+            args.cluster = self.cluster
+        args.save_interrupted = False  # an interrupted tuning is done again on --resume; the loop says so
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted = args.fit(args)
+        self._pass_on(caught)
+        write_weights(fitted.result.weights, out, "cdec")
+        if fitted.after is not None:
+            fitted.after()
+        return {**fitted.result.to_json(), "sentences": len(fitted.described), "output": out}
 
     def score(self, inputs: list[str], weights: str) -> float:
         from hypertune.cli.tuning import load_tuning_set
@@ -301,6 +309,7 @@ def _run_one(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent, show_progress, write_or_print
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import TuningLoop, WorkDir
+    from hypertune.loop.loop import entry_score
 
     settings = _settings(args)
     step = CommandStep(args.tuner, args.tuner_args, args.refs, args.refs_per_sentence)
@@ -314,11 +323,11 @@ def _run_one(args: argparse.Namespace) -> int:
         if event == "decoded":
             seconds = data.get("decode_seconds")
             took = f", decoded in {seconds:.1f} s" if seconds is not None else ""
-            line = (f"iteration {i}: BLEU {percent(data['bleu'])}, {data['candidates_added']} new candidates "
-                    f"({data['candidates']} in all){took}")  # fmt: skip
+            line = (f"iteration {i}: {step.metric} {percent(entry_score(data) or 0)}, {data['candidates_added']} new "
+                    f"candidates ({data['candidates']} in all){took}")  # fmt: skip
         elif event == "tuned":
-            line = (f"iteration {i}: {args.tuner} {percent(data['tuner_bleu_before'] or 0)} -> "
-                    f"{percent(data['tuner_bleu_after'] or 0)} on the candidates, weights moved "
+            line = (f"iteration {i}: {args.tuner} {percent(data['tuner_score_before'] or 0)} -> "
+                    f"{percent(data['tuner_score_after'] or 0)} on the candidates, weights moved "
                     f"{data['weights_moved']:.3g}, {data['tune_seconds']:.1f} s")  # fmt: skip
         elif terminal:
             sys.stderr.write(f"\r\x1b[Kiteration {i}: {event}...")
@@ -342,7 +351,7 @@ def _run_one(args: argparse.Namespace) -> int:
         stop = interrupts.as_interrupt(error)
         if stop is None:
             raise
-        raise stop.explained(_interrupted(args, workdir, stop, step.higher_is_better)) from None
+        raise stop.explained(_interrupted(args, workdir, stop, step.higher_is_better, step.metric)) from None
     payload = result.to_json()
     if args.test_decoder:
         payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
@@ -351,10 +360,10 @@ def _run_one(args: argparse.Namespace) -> int:
         text = format_weights(result.weights, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
     best = payload["best_iteration"]
+    best_score = entry_score(result.history[best - 1]) or 0.0
     lines = [
         f"{result.metric} before {percent(result.score_before)} after {percent(result.score_after)} "
-        f"({len(result.history)} "
-        f"decodings, stopped: {result.stopped}; best: iteration {best}, {percent(result.history[best - 1]['bleu'])}; "
+        f"({len(result.history)} decodings, stopped: {result.stopped}; best: iteration {best}, {percent(best_score)}; "
         f"{result.seconds:.1f} s)"
     ]
     if args.test_decoder:
@@ -366,47 +375,42 @@ def _run_one(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _cluster(args: argparse.Namespace, step: CommandStep) -> Iterator[None]:
-    """``--cluster``: every tuning of the loop runs on it (``local[:N]`` is started once, here, and its address
-    given to the tunings). A lost worker stops the tuning, and the loop, with the one-line error naming the
-    shard; the finished steps are kept and ``tune --resume`` does the tuning again."""
+    """``--cluster``: every tuning of the loop runs on it (:func:`hypertune.loop.runs.shared_cluster`)."""
     if not args.cluster:
         yield
         return
     from hypertune.errors import UsageError
+    from hypertune.loop.runs import shared_cluster
 
-    if step.tuner != "mert" and getattr(step._namespace(["INPUT"], "INIT", "OUT", 0), "shards", None) is None:
+    if step.tuner != "mert" and getattr(step.template, "shards", None) is None:
         raise UsageError(f"tune --cluster: give --shards N for --tuner {step.tuner} (its result depends on the "
                          "number of shards, and a resumed run must cut the same shards on any cluster)")  # fmt: skip
-    from hypertune.distributed import open_cluster, parse_cluster
-
-    spec = parse_cluster(args.cluster)
-    if spec.kind != "local":
-        step.cluster = args.cluster
-        yield
-        return
-    with open_cluster(spec) as client:
-        step.cluster = client.scheduler.address
+    with shared_cluster(args.cluster) as address:
+        step.cluster = address
         yield
 
 
-def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any, higher_is_better: bool = True) -> str:
+def _interrupted(
+    args: argparse.Namespace, workdir: Any, stop: Any, higher_is_better: bool = True, metric: str = "BLEU"
+) -> str:
     """The one line of an interrupted loop: the work directory keeps every finished step (``--resume`` goes on
     from there), and the weights of the best decoding so far are written beside ``--out`` (``OUT.interrupted``;
     printed on stdout without ``--out``)."""
     from hypertune.cli.common import percent
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
+    from hypertune.loop.loop import entry_score
     from hypertune.metrics import best_index
 
     line = f"interrupted ({stop.name}); {args.workdir} keeps every finished step: continue with --resume"
     history = (workdir.read_json("state.json") or {}).get("history", [])
-    decoded = [entry for entry in history if entry.get("bleu") is not None]
+    decoded = [entry for entry in history if entry_score(entry) is not None]
     if not decoded:
         return line
-    best = decoded[best_index([entry["bleu"] for entry in decoded], higher_is_better)]
+    best = decoded[best_index([entry_score(entry) for entry in decoded], higher_is_better)]
     i = best["iteration"]
     weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
-    what = f"the best weights so far (iteration {i}, BLEU {percent(best['bleu'])})"
+    what = f"the best weights so far (iteration {i}, {metric} {percent(entry_score(best) or 0)})"
     if args.out and args.out != "-":
         path = f"{args.out}.interrupted"
         try:
@@ -457,133 +461,49 @@ def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_pa
 
 def _run_many(args: argparse.Namespace) -> int:
     """``--runs R``: R runs of this command with seeds S..S+R-1 in ``DIR/run-<seed>``, as processes (at most
-    ``--parallel`` at once), then the spread of their BLEU and the best or averaged weights."""
-    from hypertune.cli.common import emit, percent, write_or_print
-    from hypertune.errors import HypertuneError
-    from hypertune.formats import read_weights
+    ``--parallel`` at once; :func:`hypertune.loop.runs.run_seeds`), then the spread of their dev metric and the
+    best or averaged weights (:func:`hypertune.loop.runs.summarize_runs`)."""
+    from hypertune.cli.common import emit, write_or_print
     from hypertune.formats.weights import format_weights, write_weights
-    from hypertune.loop import WorkDir, average_weights, spread
-    from hypertune.loop.decoder import die_with_parent
-    from hypertune.metrics import best_index
-    from hypertune.weights import Weights
+    from hypertune.loop import WorkDir
+    from hypertune.loop.runs import run_seeds, shared_cluster, summarize_runs
 
     workdir = WorkDir(args.workdir)
     seeds = [args.seed + r for r in range(args.runs)]
     parallel = args.parallel or max(1, min(args.runs, os.cpu_count() or 1))
     head, tail = (args.argv, []) if "--" not in args.argv else _split(args.argv)
-    results: dict[int, dict[str, Any]] = {}
-    running: list[tuple[int, subprocess.Popen, Any, Any]] = []
-    with workdir.locked(), _one_local_cluster(args) as address, _stopped_when_interrupted(args, running):
+    say = None if args.json or args.quiet else (lambda line: print(line, file=sys.stderr))
+    with workdir.locked(), shared_cluster(args.cluster) as address:
         workdir.check_config({"runs": args.runs, "seed": args.seed, "argv": _config_argv(args.argv)}, args.resume)
-        if address:  # the runs share the one local cluster instead of starting one each
+        if address:  # the runs share the one cluster instead of starting one each
             head = [
                 address if k and head[k - 1] == "--cluster" else f"--cluster={address}" if word.startswith("--cluster=")
                 else word
                 for k, word in enumerate(head)
             ]  # fmt: skip
-        pending = list(seeds)
-        while pending or running:
-            while pending and len(running) < parallel:
-                seed = pending.pop(0)
-                folder = workdir.file(f"run-{seed}")
-                argv = [*head, "--runs", "1", "--seed", str(seed), "--workdir", folder, "--json", "--quiet"]
-                argv += ["--out", workdir.file(f"run-{seed}.weights"), "--out-format", "cdec"]
-                argv += ["--resume"] if os.path.exists(os.path.join(folder, "config.json")) else []
-                argv += ["--", *tail] if tail else []
-                out = open(workdir.file(f"run-{seed}.json"), "w", encoding="utf-8")  # noqa: SIM115
-                err = open(workdir.file(f"run-{seed}.log"), "w", encoding="utf-8")  # noqa: SIM115
-                command = [sys.executable, "-m", "hypertune", "tune", *argv]
-                linux = sys.platform.startswith("linux")  # a killed set of runs takes its runs with it
-                process = subprocess.Popen(
-                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                    preexec_fn=die_with_parent if linux else None,  # noqa: PLW1509
-                )  # fmt: skip
-                running.append((seed, process, out, err))
-                if not (args.json or args.quiet):
-                    print(f"run with seed {seed} started ({folder})", file=sys.stderr)
-            seed, process, out, err = running[0]
-            status = process.wait()  # the run stays in running until it ends: an interrupt stops it too
-            running.pop(0)
-            out.close()
-            err.close()
-            if status != 0:
-                for _, other, *files in running:
-                    other.wait()
-                    for handle in files:
-                        handle.close()
-                log = workdir.file(f"run-{seed}.log")
-                lines = [line.strip() for line in open(log, encoding="utf-8") if line.strip()][-2:]
-                raise HypertuneError(
-                    f"{log}: the run with seed {seed} failed (exit status {status}): {' | '.join(lines)}"
-                )
-            results[seed] = json.load(open(workdir.file(f"run-{seed}.json"), encoding="utf-8"))
-            if not (args.json or args.quiet):
-                print(
-                    f"run with seed {seed}: {results[seed]['metric']} {percent(results[seed]['score_after'])}",
-                    file=sys.stderr,
-                )
-    runs = [results[s] for s in seeds]
-    dev = spread([r["score_after"] for r in runs])
-    kept = (
-        "bleu_before",
-        "bleu_after",
-        "score_before",
-        "score_after",
-        "metric",
-        "higher_is_better",
-        "iterations",
-        "stopped",
-        "best_iteration",
-        "test_bleu",
-        "weights",
-    )  # bleu_*: deprecated, kept for one release
-    summaries = [{"seed": s, **{k: r[k] for k in kept if k in r}} for s, r in zip(seeds, runs, strict=True)]
-    payload: dict[str, Any] = {"runs": summaries, "dev_bleu": dev}
-    if args.test_decoder:
-        payload["test_bleu"] = spread([r["test_bleu"] for r in runs])
-    all_weights = [Weights(r["weights"]) for r in runs]
-    if args.average_weights:
-        final = average_weights(all_weights)
-        chosen = "averaged over the runs"
-    else:
-        best = best_index([r["score_after"] for r in runs], runs[0].get("higher_is_better", True))
-        final = read_weights(workdir.file(f"run-{seeds[best]}.weights"))
-        chosen = f"of the best dev run (seed {seeds[best]})"
-    payload.update(weights=dict(final), weights_chosen=chosen, workdir=args.workdir, output=args.out)
+
+        def command(seed: int) -> list[str]:
+            folder = workdir.file(f"run-{seed}")
+            argv = ["tune", *head, "--runs", "1", "--seed", str(seed), "--workdir", folder, "--json", "--quiet"]
+            argv += ["--out", workdir.file(f"run-{seed}.weights"), "--out-format", "cdec"]
+            argv += ["--resume"] if os.path.exists(os.path.join(folder, "config.json")) else []
+            return argv + (["--", *tail] if tail else [])
+
+        results = run_seeds(workdir, seeds, parallel, command, say)
+    payload, final = summarize_runs(workdir, seeds, results, args.average_weights)
+    payload.update(weights=dict(final), workdir=args.workdir, output=args.out)
     if args.out:
         text = format_weights(final, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(final, args.out, args.out_format))
-    lines = [_spread_line("dev BLEU", dev)]
-    if args.test_decoder:
+    lines = [_spread_line("dev BLEU", payload["dev_bleu"])]
+    if "test_bleu" in payload:
         lines.append(_spread_line("test BLEU", payload["test_bleu"]))
     lines.append(
-        f"weights {chosen}: "
+        f"weights {payload['weights_chosen']}: "
         + (f"written to {args.out}" if args.out else "\n" + format_weights(final, args.out_format))
     )
     emit(args, "\n".join(line.rstrip() for line in lines), payload)
     return 0
-
-
-@contextlib.contextmanager
-def _stopped_when_interrupted(args: argparse.Namespace, running: list[tuple[Any, ...]]) -> Iterator[None]:
-    """``--runs``: an interrupt stops the runs still going (SIGTERM: each keeps its finished steps) and waits for
-    them; the one line says that ``--resume`` goes on."""
-    try:
-        yield
-    except (KeyboardInterrupt, SystemError) as error:
-        stop = interrupts.as_interrupt(error)
-        if stop is None:
-            raise
-        for _, process, *_files in running:
-            if process.poll() is None:
-                process.terminate()
-        for _, process, *files in running:
-            process.wait()
-            for handle in files:
-                handle.close()
-        raise stop.explained(
-            f"interrupted ({stop.name}); {args.workdir} keeps every run's finished steps: continue with --resume"
-        ) from None
 
 
 def _spread_line(label: str, values: dict[str, float]) -> str:
@@ -596,23 +516,6 @@ def _spread_line(label: str, values: dict[str, float]) -> str:
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     cut = argv.index("--")
     return argv[:cut], argv[cut + 1 :]
-
-
-@contextlib.contextmanager
-def _one_local_cluster(args: argparse.Namespace) -> Iterator[str | None]:
-    """``--runs R --cluster local[:N]``: one local cluster started here for all the runs, its scheduler's
-    address given to each (R clusters of N workers at once would oversubscribe the cores); None otherwise."""
-    if not args.cluster:
-        yield None
-        return
-    from hypertune.distributed import open_cluster, parse_cluster
-
-    spec = parse_cluster(args.cluster)
-    if spec.kind != "local":
-        yield None
-        return
-    with open_cluster(spec) as client:
-        yield client.scheduler.address
 
 
 def _config_argv(argv: list[str]) -> list[str]:

@@ -8,8 +8,9 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 from hypertune import interrupts
 from hypertune.cli.common import emit, percent, show_progress, write_or_print
@@ -32,7 +33,9 @@ from hypertune.metrics import Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.base import TuningResult, metric_label
 from hypertune.tuners.base import metric_key as base_metric_key
-from hypertune.tuners.corpus import LocalShards, Shards, TuningSet, prune_tuning_set, shard_costs, shard_ranges
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.pruning import prune_tuning_set
+from hypertune.tuners.shards import LocalShards, Shards, shard_costs, shard_ranges
 from hypertune.weights import Weights, check_feature_names
 
 BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
@@ -54,6 +57,51 @@ def graph_weights(paths: list[str], hg, strict: bool = False) -> Weights:  # noq
     weights = read_weights(paths)
     check_feature_names(weights, hg.feature_space, " ".join(paths), strict, graphs=[hg])
     return weights
+
+
+def read_direction(values: list[str], space: FeatureSpace, strict: bool = False) -> Weights:
+    """The direction of ``--direction`` (:func:`hypertune.cli.options.add_direction_option`), one rule for every
+    command: each value is a weights file if one exists by that name, else a feature name (its unit vector),
+    ``name=value,...`` pairs or comma-separated numbers in ``space``'s order; several values are summed. Names
+    are checked like every weights file's (``check_feature_names``); a name given inline must be a feature of
+    the inputs, and the zero vector is refused."""
+    total = Weights()
+    names = list(space.names)
+    for text in values:
+        if os.path.isfile(text) or text == "-":
+            part = read_weights([text])
+            check_feature_names(part, space, text, strict)  # a direction may name few features: no dense check
+        else:
+            part = _inline_direction(text, names)
+        for name, value in part.items():
+            total[name] = total.get(name, 0.0) + value
+    if not any(total.values()):
+        raise UsageError("--direction is the zero vector")
+    return total
+
+
+def _inline_direction(text: str, names: list[str]) -> Weights:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) == 1 and "=" not in parts[0] and parts[0] in names:
+        return Weights({parts[0]: 1.0})
+    pairs = [p.partition("=") for p in parts]
+    try:
+        values = [float(value if eq else name) for name, eq, value in pairs]
+    except ValueError:
+        raise UsageError(
+            f"--direction {text!r}: not a weights file, a feature name, name=value pairs or numbers"
+        ) from None
+    named = [bool(eq) for _, eq, _ in pairs]
+    if parts and all(named):
+        unknown = [name.strip() for name, _, _ in pairs if name.strip() not in names]
+        if unknown:
+            raise UsageError(f"--direction: no feature {unknown[0]!r} in the input")
+        return Weights({name.strip(): value for (name, _, _), value in zip(pairs, values, strict=True)})
+    if any(named):
+        raise UsageError(f"--direction {text!r}: not a weights file, a feature name, name=value pairs or numbers")
+    if len(values) != len(names):
+        raise UsageError(f"--direction: {len(values)} numbers for {len(names)} features ({', '.join(names)})")
+    return Weights(dict(zip(names, values, strict=True)))
 
 
 def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
@@ -221,9 +269,10 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
         title = f"{args.command}: {result.metric} {percent(result.score_before)} → {percent(result.score_after)}"
         plot_history(result, args.plot, title)
     payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
+    kept = "; kept the start weights: nothing found scored better" if result.kept_start else ""
     summary = [
         f"{result.metric.upper()} before {percent(result.score_before)} after {percent(result.score_after)} "
-        f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s)"
+        f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s{kept})"
     ]
     naming = getattr(tuning_set, "naming", None)  # where the sentence ids come from (file names, ...)
     if naming is not None:
@@ -232,6 +281,57 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
     summary.append(f"weights written to {args.out}" if args.out else format_weights(result.weights, args.out_format))
     emit(args, "\n".join(line.rstrip() for line in summary), payload)
     return 0
+
+
+class Fitted(NamedTuple):
+    """A tuning command's finished run, before it is reported: what was tuned on (the tuning set, or the
+    cluster's shards), the tuner's result, the summary's details, and what to do after the report (write a
+    side file). Every tuning command's ``fit(args)`` returns one; ``run`` is :func:`run_tuning`, and the tuning
+    loop calls ``fit`` itself (no output captured, nothing parsed back)."""
+
+    described: TuningSet | Shards
+    result: TuningResult
+    details: str
+    after: Callable[[], None] | None = None
+
+
+def run_tuning(args: argparse.Namespace) -> int:
+    """The one runner of every tuning command: the command's ``fit(args)`` (tuning input, tuner, fit), then
+    :func:`report_tuning` and the run's ``after``."""
+    fitted = args.fit(args)
+    if isinstance(fitted, int):  # a command's mode that reports itself (minrisk --evaluate)
+        return fitted
+    code = report_tuning(args, fitted.described, fitted.result, fitted.details)
+    if fitted.after is not None:
+        fitted.after()
+    return code
+
+
+def fit_tuner(
+    args: argparse.Namespace,
+    entry: str,
+    *,
+    progress: Callable[[Any], None] | None = None,
+    details: Callable[[TuningResult], str] | None = None,
+    **given: Any,
+) -> Fitted:
+    """Tuning input -> tuner -> fit, for a tuner of the registry (:mod:`hypertune.tuners.registry`): the inputs
+    (sharded with ``--cluster``/``--shards``), the ``--init`` weights, the tuner made from its options class's
+    flags (:func:`hypertune.cli.options.tuner_options`; ``given``: fields the command computed) with
+    ``progress``, and its ``fit`` run :func:`interruptible`. ``details``: the summary's details (default: the
+    history's length)."""
+    from hypertune.cli.options import tuner_options
+    from hypertune.tuners.registry import TUNERS
+
+    chosen = TUNERS[entry]
+    with tuning_input(args, getattr(args, "init", None)) as (described, data, start):
+        options = tuner_options(args, chosen.options_class(), **given)
+        with interruptible(args, described) as best:
+            result = chosen.tuner_class()(options, progress=progress, checkpoint=best).fit(data, start)
+        said = details(result) if details else f"{len(result.history)} iterations"
+        if data is not described:
+            said += f", {data.count} shards"
+        return Fitted(described, result, said)
 
 
 class BestSoFar:
@@ -389,7 +489,7 @@ def load_shard(
     """On a worker: shard ``index`` of ``count`` of the command's tuning set, and its first sentence. The
     inputs are read as the command reads them (:func:`load_tuning_set`; ``--cache`` helps: each worker reads
     the parsed corpus from it), so every worker has the client's feature ids, then cut by
-    :func:`~hypertune.tuners.corpus.shard_ranges` into runs of about equal edges. Only shard 0 reports the
+    :func:`~hypertune.tuners.shards.shard_ranges` into runs of about equal edges. Only shard 0 reports the
     inputs' warnings."""
     with warnings.catch_warnings():
         if index:

@@ -1,10 +1,10 @@
 """Sharded tuning on a Dask cluster (issue 19): the tuning set cut by sentence into shards, each loaded and
 kept in memory by one worker process; only weights, directions and small summaries travel.
 
-The tuners never import Dask. They are written against :class:`hypertune.tuners.corpus.Shards` -- a
+The tuners never import Dask. They are written against :class:`hypertune.tuners.shards.Shards` -- a
 feature space, a metric and ``map(function, *args)`` calling a module-level shard function on every shard
 in shard order -- and this package supplies the cluster's implementation, :class:`DaskShards`, beside the
-in-process :class:`~hypertune.tuners.corpus.LocalShards`. Both call the same shard functions and combine
+in-process :class:`~hypertune.tuners.shards.LocalShards`. Both call the same shard functions and combine
 their results in the same order, so a run on a cluster equals the single-process run with the same
 shards bit for bit (MERT: any shards; gradient tuners and MIRA's mixing: the same number of shards).
 

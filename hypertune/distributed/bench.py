@@ -27,8 +27,9 @@ import numpy as np
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.formats.cache import write as write_cache
 from hypertune.metrics import BleuMetric
-from hypertune.tuners.corpus import Shard, TuningSet, shard_costs, shard_ranges
+from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.mert import Mert, ShardedSearcher, _MertRun, shard_surfaces
+from hypertune.tuners.shards import Shard, shard_costs, shard_ranges
 
 
 def load_corpus(corpus: str, graphs: int) -> TuningSet:

@@ -12,8 +12,8 @@ would have cut:
 2. **Settle.** The client joins the names (and words) in block order: first appearance over the blocks in
    order *is* first appearance over the whole corpus, so the joined feature space is the one a single
    process reading every file builds, id for id. It cuts the sentences by edges with the one rule
-   (:func:`~hypertune.tuners.corpus.shard_ranges` over the edges, as
-   :class:`~hypertune.tuners.corpus.LocalShards` cuts), and each shard's worker keeps the files of its final
+   (:func:`~hypertune.tuners.shards.shard_ranges` over the edges, as
+   :class:`~hypertune.tuners.shards.LocalShards` cuts), and each shard's worker keeps the files of its final
    range, reading the few at the block boundaries it lacks, remaps their feature columns and word ids to
    the joined ones (:func:`remap`), and selects its reference lines by sentence id.
 
@@ -42,7 +42,8 @@ from hypertune.formats.registry import corpus_files, detect_format, get_format
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.tuners.corpus import TuningSet, select_references
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.sentence_ids import select_references
 
 #: ``finish(tuning_set) -> tuning_set`` run on the worker once a shard is settled (e.g. pruning under the start
 #: weights, which need the joined feature names); it must be picklable
@@ -63,7 +64,7 @@ class SentenceFiles:
 
     def blocks(self, count: int) -> list[tuple[int, int]]:
         """The read round's cut: contiguous runs of files of about equal bytes."""
-        from hypertune.tuners.corpus import shard_ranges
+        from hypertune.tuners.shards import shard_ranges
 
         return shard_ranges([max(size, 1) for size in self.sizes], count)
 

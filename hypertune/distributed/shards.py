@@ -1,7 +1,7 @@
 """A tuning set sharded over Dask workers: :class:`DaskShards`, the cluster's
-:class:`~hypertune.tuners.corpus.Shards`.
+:class:`~hypertune.tuners.shards.Shards`.
 
-Shard ``k`` of ``count`` (the sentences :func:`~hypertune.tuners.corpus.shard_ranges` gives it) is loaded
+Shard ``k`` of ``count`` (the sentences :func:`~hypertune.tuners.shards.shard_ranges` gives it) is loaded
 by worker ``k mod W`` (workers sorted by address) with the caller's ``loader(k, count)`` -- a task pinned
 to that worker, reading the input files there -- and kept in that worker process's memory for the whole
 run (:data:`_HELD`). ``map(function, *args)`` sends ``function`` (by name) and ``args`` to every worker
@@ -40,7 +40,8 @@ from hypertune.distributed.loading import (
 from hypertune.errors import HypertuneError, warn
 from hypertune.metrics import Metric
 from hypertune.symbols import FeatureSpace
-from hypertune.tuners.corpus import Shard, TuningSet, shard_ranges
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.shards import Shard, shard_ranges
 
 R = TypeVar("R")
 #: ``loader(index, count)`` -> (shard ``index`` of ``count`` as a tuning set, its first sentence in the whole set);
@@ -156,7 +157,7 @@ def _release(run: str) -> int:
 class DaskShards:
     """The tuning set of ``loader`` cut into ``count`` shards (default: one per worker), each loaded and held by
     a worker of ``client`` (see the module docstring; the loader cuts by
-    :func:`~hypertune.tuners.corpus.shard_ranges`). ``metric`` scores merged statistics on the client.
+    :func:`~hypertune.tuners.shards.shard_ranges`). ``metric`` scores merged statistics on the client.
     ``progress`` gets a line as shards finish loading. Use as a context manager (or call :meth:`close`) to
     free the workers' memory."""
 

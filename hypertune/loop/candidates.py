@@ -2,7 +2,7 @@
 
 Accumulation follows Moses (``mert-moses.pl``): the k-best lists of all iterations are merged per sentence
 with duplicates removed -- a hypothesis is a duplicate when its words and feature values are equal, the
-rule of :func:`hypertune.tuners.corpus.merge_kbest`, which is what the tuner then sees. Lattices and
+rule of :func:`hypertune.tuners.sentence_ids.merge_kbest`, which is what the tuner then sees. Lattices and
 hypergraphs are joined (:func:`hypertune.hypergraph.union`); there a candidate is a whole graph, new
 unless an identical graph (same nodes, edges, words and feature values) of the same sentence came before.
 The loop has converged when a decoding adds no candidate.
@@ -18,7 +18,8 @@ import numpy as np
 from hypertune.formats import read_graphs
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
-from hypertune.tuners.corpus import ModelBest, TuningSet
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.model_best import ModelBest
 from hypertune.weights import Weights
 
 

@@ -105,10 +105,18 @@ class LoopSettings:
         return "lattices" if self.accumulate == "lattice" else "kbest"
 
 
+def entry_score(entry: dict[str, Any]) -> float | None:
+    """A history entry's dev metric: its ``score``, or in a work directory of an earlier release its ``bleu``
+    (``None`` before the decoding is scored)."""
+    return entry.get("score", entry.get("bleu"))
+
+
 @dataclass
 class LoopResult:
     """How the loop ended: the final weights and their dev metric, the history, why it stopped. A history
-    entry's dev metric is under ``bleu`` whatever the metric (``metric``)."""
+    entry's dev metric (``metric``) is its ``score`` (:func:`entry_score`); its ``bleu`` is a deprecated alias
+    kept for one release, as are ``tuner_bleu_before``/``tuner_bleu_after`` beside ``tuner_score_before``/
+    ``tuner_score_after``."""
 
     weights: Weights
     history: list[dict[str, Any]]
@@ -121,11 +129,11 @@ class LoopResult:
 
     @property
     def score_before(self) -> float:
-        return self.history[0]["bleu"]
+        return entry_score(self.history[0])
 
     @property
     def score_after(self) -> float:
-        return self.history[-1]["bleu"]
+        return entry_score(self.history[-1])
 
     @property
     def bleu_before(self) -> float:
@@ -140,7 +148,7 @@ class LoopResult:
     @property
     def best_iteration(self) -> int:
         """The iteration whose decoding scored best (:func:`hypertune.metrics.best_index`)."""
-        scores = [entry["bleu"] for entry in self.history]
+        scores = [entry_score(entry) for entry in self.history]
         return self.history[best_index(scores, self.higher_is_better)]["iteration"]
 
     def to_json(self) -> dict[str, Any]:
@@ -280,7 +288,8 @@ class TuningLoop:
             with open(os.path.join(staging, "decode.json"), "w", encoding="utf-8") as handle:
                 json.dump({"seconds": seconds, "command": command}, handle)
             os.replace(staging, output)  # the decoding is finished the moment its output is in place
-            entry.pop("bleu", None)
+            for key in ("score", "bleu"):
+                entry.pop(key, None)
         inputs = [target]
         entry["candidates_added"] = pool.add(inputs)
         if settings.accumulate == "lattice" and pool.unnamed:
@@ -291,8 +300,8 @@ class TuningLoop:
                 target,
             )
         entry["candidates"] = pool.size
-        if "bleu" not in entry:
-            entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"))
+        if entry_score(entry) is None:
+            entry["score"] = entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"))
             decoded = workdir.read_json(f"iteration-{i:03d}", "output", "decode.json") or {}
             entry["decode_seconds"] = decoded.get("seconds")
             entry["seed"] = iteration_seed(settings.seed, i)
@@ -323,8 +332,10 @@ class TuningLoop:
         names = list(dict.fromkeys([*before, *after]))
         entry["weights_moved"] = max((abs(after.get(n, 0.0) - before.get(n, 0.0)) for n in names), default=0.0)
         old = next((k[: -len("_before")] for k in result if k.endswith("_before")), "bleu")  # a tuner.json of
-        entry["tuner_bleu_before"] = result.get("score_before", result.get(f"{old}_before"))  # an earlier release
-        entry["tuner_bleu_after"] = result.get("score_after", result.get(f"{old}_after"))
+        before = result.get("score_before", result.get(f"{old}_before"))  # an earlier release
+        after = result.get("score_after", result.get(f"{old}_after"))
+        entry["tuner_score_before"] = entry["tuner_bleu_before"] = before  # tuner_bleu_*: deprecated aliases
+        entry["tuner_score_after"] = entry["tuner_bleu_after"] = after
         entry["tune_seconds"] = summary["seconds_wall"]
         entry["seconds"] = (entry.get("decode_seconds") or 0.0) + entry["tune_seconds"]
         self.report("tuned", entry)

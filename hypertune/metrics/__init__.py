@@ -29,6 +29,7 @@ from hypertune.metrics.bleu import (
     format_bleu,
     reference_bleu_stats,
 )
+from hypertune.metrics.gains import Gain, sentence_gains
 from hypertune.metrics.interpolated import InterpolatedMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions, linear_bleu_weights
 from hypertune.metrics.sacrebleu_metrics import ChrfMetric, TerMetric
@@ -44,6 +45,7 @@ __all__ = [
     "BleuMetric",
     "BleuReferences",
     "ChrfMetric",
+    "Gain",
     "InterpolatedMetric",
     "LinearBleu",
     "Metric",
@@ -62,6 +64,7 @@ __all__ = [
     "linear_bleu_weights",
     "parse_metric",
     "reference_bleu_stats",
+    "sentence_gains",
     "transpose_references",
     "worst",
 ]

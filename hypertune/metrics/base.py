@@ -21,47 +21,50 @@ from collections.abc import Sequence
 import numpy as np
 
 from hypertune.errors import InputError
+from hypertune.symbols import Vocabulary
 
 Text = str | Sequence[str] | np.ndarray
 """A hypothesis or a reference: raw string, token list, or array of word ids."""
 
 #: The sentence markers decoders put around a derivation's yield (Moses hypergraphs, cdec/Moses lattices).
-#: They are not words of the translation: before any metric sees a hypothesis from a graph, one leading
-#: ``<s>`` and one trailing ``</s>`` are removed (as Moses does before scoring). ``decode`` and ``convert``
-#: keep yields as they are.
+#: They are not words of the translation. The one rule, for every hypothesis any metric or gain sees (the
+#: tuning set's statistics, hope/fear, the oracles, ``train``'s candidates, ``bleu --graphs``, ``decode
+#: --out-format text``): **every** ``<s>`` and ``</s>`` is dropped, wherever it stands -- Moses's
+#: ``IsBoundary`` in its forest search. A rule that kept a marker away from the ends could not be followed by
+#: the searches that build a yield edge by edge (forest hope/fear, the n-gram split, the exact oracle), since
+#: an edge cannot tell where in the sentence it ends up. ``decode`` and ``convert`` keep yields as they are.
 SENTENCE_START, SENTENCE_END = "<s>", "</s>"
+SENTENCE_MARKERS = (SENTENCE_START, SENTENCE_END)
 
 
 def strip_sentence_markers(words: Sequence[str]) -> list[str]:
-    """``words`` without one leading ``<s>`` and one trailing ``</s>``."""
-    words = list(words)
-    if words and words[0] == SENTENCE_START:
-        words = words[1:]
-    if words and words[-1] == SENTENCE_END:
-        words = words[:-1]
-    return words
+    """``words`` without any ``<s>`` or ``</s>`` (the rule above)."""
+    return [w for w in words if w not in SENTENCE_MARKERS]
+
+
+def sentence_marker_ids(vocabulary: Vocabulary) -> np.ndarray:
+    """The word ids of ``<s>`` and ``</s>`` in ``vocabulary`` (those it has), for the searches that drop them
+    from a graph's edges (the rule above)."""
+    ids = [vocabulary.get(marker) for marker in SENTENCE_MARKERS]
+    return np.asarray([i for i in ids if i is not None], dtype=np.int64)
 
 
 def strip_sentence_marker_ids(
     tokens: np.ndarray, offsets: np.ndarray, start: int | None, end: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`strip_sentence_markers` for many hypotheses at once: hypothesis ``i`` is
-    ``tokens[offsets[i]:offsets[i+1]]`` (word ids); ``start`` and ``end`` are the ids of ``<s>`` and
-    ``</s>`` (``None`` where the vocabulary has no such word). Vectorised; returns new arrays."""
-    first, stop = offsets[:-1].copy(), offsets[1:].copy()
-    if tokens.size == 0 or (start is None and end is None):
+    """:func:`strip_sentence_markers` for many sequences of word ids at once: sequence ``i`` is
+    ``tokens[offsets[i]:offsets[i+1]]``; ``start`` and ``end`` are the ids of ``<s>`` and ``</s>`` (``None``
+    where the vocabulary has no such word). Other tokens, negative ones (a graph's tail references) included,
+    are kept. Vectorised; returns the input arrays when nothing is dropped."""
+    markers = [i for i in (start, end) if i is not None]
+    if tokens.size == 0 or not markers:
         return tokens, offsets
-    if start is not None:
-        first += (stop > first) & (tokens[np.minimum(first, tokens.size - 1)] == start)
-    if end is not None:
-        stop -= (stop > first) & (tokens[np.maximum(stop - 1, 0)] == end)
-    lengths = stop - first
-    if int(lengths.sum()) == tokens.size:
+    keep = ~np.isin(tokens, markers)
+    if keep.all():
         return tokens, offsets
-    owner = np.repeat(np.arange(first.size), np.diff(offsets))
-    position = np.arange(tokens.size)
-    keep = (position >= first[owner]) & (position < stop[owner])
-    return tokens[keep], np.concatenate(([0], np.cumsum(lengths))).astype(offsets.dtype)
+    kept_before = np.zeros(tokens.size + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    return tokens[keep], kept_before[offsets].astype(offsets.dtype)
 
 
 def as_stats_array(stats: object, size: int) -> np.ndarray:

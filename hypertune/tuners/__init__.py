@@ -2,7 +2,8 @@
 
 Every tuner follows :class:`~hypertune.tuners.base.Tuner`: options as keyword arguments of the
 constructor, ``fit(tuning_set, init)`` returning a :class:`~hypertune.tuners.base.TuningResult`.
-:data:`TUNERS` names them; a new tuner is one module plus one line there and one in :data:`_EXPORTS`.
+:data:`TUNERS` has each tuner's class by name, from the one list of tuners, :mod:`hypertune.tuners.registry`
+(a new tuner: its module, its options and one line there).
 
 The names below are loaded on first use (PEP 562), so that a command pays only for the tuner it runs:
 ``hypertune mira`` does not import scipy.optimize, which minimum risk and L-BFGS training need.
@@ -32,20 +33,20 @@ _EXPORTS = {
     "TrainResult": "train",
 }
 
-#: The tuners by the name the command line and the docs use, and the class each name is.
-_TUNER_CLASSES = {"mert": "Mert", "mira": "Mira", "minrisk": "MinRisk", "train": "Trainer", "online": "OnlineTrainer"}
-
 __all__ = ["TUNERS", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:
     if name == "TUNERS":
-        value: Any = {tuner: __getattr__(cls) for tuner, cls in _TUNER_CLASSES.items()}
+        from hypertune.tuners.registry import TUNERS
+
+        value: Any = {name: entry.tuner_class() for name, entry in TUNERS.items()}
     elif name in _EXPORTS:
         value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
+    if name != "TUNERS":  # the registry may grow (a test's toy tuner): read it every time
+        globals()[name] = value
     return value
 
 

@@ -7,7 +7,9 @@ without the mutation): the same tuner may fit several tuning sets, also at once.
 Every tuner's result has the same names, which every command prints and serializes the same way:
 ``weights``, ``score_before``, ``score_after`` (the tuned metric -- BLEU unless another was chosen, see
 ``metric`` and ``higher_is_better`` -- as a fraction, 0-1), ``history`` (one :class:`Iteration` per
-iteration or epoch, with what the tuner adds; its metric is ``score``), ``seconds`` and ``seed``. The best
+iteration or epoch, with what the tuner adds; its metric is ``score``), ``seconds``, ``seed`` and
+``kept_start``. Every tuner finishes its weights by one rule and returns the start weights when it found
+nothing better (:mod:`hypertune.tuners.finishing`). The best
 epoch, iteration or restart is chosen by :func:`hypertune.metrics.better`. ``bleu_before``, ``bleu_after``
 and an iteration's ``bleu`` are deprecated read-only aliases of the ``score`` names, kept for one release.
 A tuner's own extras (MERT's line searches, MIRA's best epoch)
@@ -16,13 +18,14 @@ are fields of its result's subclass and appear in :meth:`TuningResult.to_json` a
 Long runs report as they go through two optional constructor arguments, plain callables that keep the
 tuner free of any caller's state: ``progress`` (a line of text, or the iteration's entry) and
 ``checkpoint`` (:data:`Checkpoint`): ``checkpoint(weights, score)`` is called whenever the weights the tuner
-would return if it stopped now change -- the best found so far, in the form the result writes them (the
-start weights' other features kept, normalized as asked) -- with their metric on the tuner's own search
-spaces (0-1). Tuners call :func:`hypertune.interrupts.check` at safe points between compiled kernel calls
-(after a line search, a sentence, an epoch, an objective evaluation), so that a signal the caller defers
-(:func:`hypertune.interrupts.deferred`; the command line does) stops the run there, the last checkpoint
-being the best weights found. Neither travels to a cluster's workers (tuners send a copy of their options
-without them).
+would return if it stopped now change -- what it found, once that scores better than the start weights (and
+the start weights again should an optimizer's later iterate fall back), in the form the result writes them
+(:func:`~hypertune.tuners.finishing.finish_weights`) -- with their metric on the tuner's own search spaces
+(0-1); never while nothing beat the start. Tuners call :func:`hypertune.interrupts.check` at safe points
+between compiled kernel calls (after a line search, a sentence, an epoch, an objective evaluation), so that
+a signal the caller defers (:func:`hypertune.interrupts.deferred`; the command line does) stops the run
+there, the last checkpoint being the best weights found. Neither travels to a cluster's workers (tuners
+send a copy of their options without them).
 """
 
 from __future__ import annotations
@@ -82,6 +85,9 @@ class TuningResult:
     #: Where the tuner worked on pruned graphs (``--prune-density``): the written weights' metric there; the
     #: ``score_*`` figures are always on the inputs as given. ``None`` when nothing was pruned.
     pruned_score_after: float | None = field(default=None, kw_only=True)
+    #: Whether nothing the tuner found scored better on the tuning set than the start weights, so that it
+    #: returned them (finished as every result's weights; :mod:`hypertune.tuners.finishing`).
+    kept_start: bool = field(default=False, kw_only=True)
 
     @property
     def bleu_before(self) -> float:
@@ -114,6 +120,7 @@ class TuningResult:
             "score_before": self.score_before,
             "score_after": self.score_after,
             "higher_is_better": self.higher_is_better,
+            "kept_start": self.kept_start,
         }
         if self.pruned_score_after is not None:
             out["pruned_score_after"] = self.pruned_score_after

@@ -183,8 +183,9 @@ def branch_and_bound(
     """Branch and bound for the BLEU+1 oracle of the split graph ``split`` (see the module docstring).
     ``edge_scores``: the model score of every split edge. ``ref_lengths``: the sentence's reference lengths in
     tokens. ``incumbent``: the clipped matches (N,), length, model score and words of a known derivation, the
-    initial lower bound (its derivation is not among the candidates; the caller adds it). ``skip``: the words
-    that are not part of a yield (the split was made without them)."""
+    initial lower bound (its derivation is not among the candidates; the caller adds it). ``skip``: the ids of
+    the sentence markers, which are not words (:func:`hypertune.metrics.base.sentence_marker_ids`; the split was
+    made without them)."""
     g = split.graph
     order = form.order
     node_offsets, tail_offsets, tails = g.node_offsets, g.tail_offsets, g.tails

@@ -7,19 +7,8 @@ For weights ``w`` and a gain ``B`` (a sentence-level BLEU), Chiang et al. (2008,
     fear  = argmax_e  w . h(e) - B(e)
     model = argmax_e  w . h(e)
 
-Gains (:class:`Gain`):
-
-``background`` (default)
-    Moses kbmira's ``sentenceLevelBackgroundBleu``: ``BLEU(O + s(e)) * reflen(O + s(e))``, unsmoothed
-    BLEU of the sentence's statistics added to a decayed pseudo-corpus ``O``, scaled by the pseudo-
-    corpus reference length ("as per Chiang et al 08"). ``O`` starts at 1 in every column and after
-    each update becomes ``decay * O + s(hope)`` (or the model-best's) -- kbmira's rule. State, update
-    and scoring are :class:`hypertune.metrics.BackgroundBleu` (``scale="moses", update="kbmira"``) and
-    its compiled kernel :func:`hypertune.metrics.background.background_bleu`.
-``bleu+1``
-    Lin & Och (2004) BLEU+1 of the sentence alone (no background, no scaling).
-``linear``
-    Linear BLEU (Tromble et al. 2008): ``theta_0 |e| + sum_n theta_n m_n(e)``.
+Gains: any of :data:`hypertune.metrics.gains.GAINS` (a :class:`~hypertune.metrics.gains.Gain`; ``background``,
+kbmira's, by default), which the compiled searches call through :func:`~hypertune.metrics.gains.gain_value`.
 
 Search:
 
@@ -38,12 +27,12 @@ Search:
   decomposes over edges. Exact for any graph, but the split graph can be large.
 
 After search the hope, fear and model-best derivations' statistics are recomputed exactly from their
-strings with the tuning set's metric; ``<s>`` and ``</s>`` are not words (Moses's ``IsBoundary``).
+strings with the tuning set's metric. ``<s>`` and ``</s>`` are not words, here as everywhere (the one rule,
+:func:`hypertune.metrics.base.strip_sentence_markers`): the searches drop them from every edge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -51,127 +40,21 @@ import numba
 import numpy as np
 
 from hypertune import compiled
+from hypertune.choices import HOPE_FEAR_SEARCHES
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph
-from hypertune.metrics import BackgroundBleu, BleuMetric, LinearBleu
-from hypertune.metrics.background import SCALE_MOSES, background_bleu
-from hypertune.metrics.base import SENTENCE_END, SENTENCE_START
-from hypertune.metrics.bleu import bleu_plus_one
-from hypertune.metrics.linear_bleu import linear_bleu_gain
-from hypertune.tuners.corpus import TuningSet, model_best_rows
+from hypertune.metrics import BleuMetric, LinearBleu
+from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, sentence_marker_ids, strip_sentence_marker_ids
+from hypertune.metrics.gains import Gain, gain_value
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.model_best import model_best_rows
 from hypertune.tuners.ngram_edges import NgramEdges
 
-GainKind = Literal["background", "bleu+1", "linear"]
-GAINS: tuple[str, ...] = ("background", "bleu+1", "linear")
-_GAIN_CODES = {"background": 0, "bleu+1": 1, "linear": 2}
 SearchMode = Literal["approximate", "exact"]
-BOUNDARY_WORDS = (SENTENCE_START, SENTENCE_END)
 BLEU_RATIO = 5.0
 """Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
 
 _jit = numba.njit(cache=True, nogil=True)
-
-
-# ---------------------------------------------------------------------- gains
-
-
-class GainRule(NamedTuple):
-    """A sentence gain as compiled code sees it (:func:`_gain`): its code, order, linear-BLEU weights and the
-    background pseudo-corpus (updated in place by the compiled MIRA epoch for code 0)."""
-
-    code: int
-    max_order: int
-    theta: np.ndarray
-    background: np.ndarray
-
-
-class Gain:
-    """A sentence-level gain of BLEU statistics ``m1 c1 ... mN cN reflen`` (see the module docstring).
-
-    ``background`` delegates to :attr:`background_bleu`, a :class:`BackgroundBleu` with Moses kbmira's
-    scale and update (initial value ``initial`` in every column), updated with :meth:`update`; the
-    others ignore updates.
-    """
-
-    def __init__(
-        self,
-        kind: GainKind = "background",
-        max_order: int = 4,
-        decay: float = 0.999,
-        initial: float = 1.0,
-        linear: LinearBleu | None = None,
-    ) -> None:
-        if kind not in _GAIN_CODES:
-            raise UsageError(f"unknown gain {kind!r}; choose one of {', '.join(GAINS)}")
-        if kind == "linear" and linear is None:
-            raise UsageError("the linear gain needs a LinearBleu (its p and r)")
-        self.kind = kind
-        self.code = _GAIN_CODES[kind]
-        self.max_order = max_order
-        self.background_bleu = BackgroundBleu(max_order, decay, scale="moses", initial=initial, update="kbmira")
-        self.theta = np.zeros(max_order + 1)
-        if linear is not None:
-            if linear.bleu.max_order != max_order:
-                raise UsageError("the linear BLEU's order differs from the gain's")
-            self.theta = np.asarray(linear.theta, dtype=np.float64)
-
-    @property
-    def decay(self) -> float:
-        return self.background_bleu.decay
-
-    @property
-    def background(self) -> np.ndarray:
-        """The pseudo-corpus ``O`` (the compiled k-best MIRA epoch updates it in place)."""
-        return self.background_bleu.background
-
-    @background.setter
-    def background(self, value: np.ndarray) -> None:
-        self.background_bleu.background = value
-
-    def copy(self) -> Gain:
-        other = Gain.__new__(Gain)
-        other.__dict__.update(self.__dict__)
-        other.background_bleu = self.background_bleu.copy()
-        return other
-
-    def score(self, stats: np.ndarray) -> np.ndarray | float:
-        """The gain of one statistics vector (a float) or of each row."""
-        if self.kind == "background":
-            return self.background_bleu.score(stats)
-        array = np.asarray(stats, dtype=np.float64)
-        rows = np.atleast_2d(array)
-        out = _gain_rows(self.code, rows, self.max_order, self.background, self.theta)
-        return float(out[0]) if array.ndim == 1 else out
-
-    def rule(self, order: int | None = None, background: np.ndarray | None = None) -> GainRule:
-        """This gain for compiled code (``order`` defaults to the gain's, ``background`` to its own)."""
-        order = self.max_order if order is None else order
-        return GainRule(self.code, order, self.theta, self.background if background is None else background)
-
-    def update(self, stats: np.ndarray) -> None:
-        """kbmira's pseudo-corpus update ``O <- decay * O + stats`` (background gain only)."""
-        if self.kind == "background":
-            self.background_bleu.update(stats)
-
-
-@_jit
-def _gain(code, stats, order, background, theta):  # pragma: no cover - compiled
-    """Gain of one statistics row, callable from the compiled searches. The gains themselves live in
-    ``metrics/``: code 0 :func:`~hypertune.metrics.background.background_bleu` x reflen, 1
-    :func:`~hypertune.metrics.bleu.bleu_plus_one`, 2 :func:`~hypertune.metrics.linear_bleu.linear_bleu_gain`."""
-    if code == 0:
-        return background_bleu(stats, background, order, SCALE_MOSES, 0.0)
-    if code == 2:
-        return linear_bleu_gain(stats, theta, order)
-    return bleu_plus_one(stats, order)
-
-
-@_jit
-def _gain_rows(code, rows, order, background, theta):  # pragma: no cover - compiled
-    out = np.empty(rows.shape[0])
-    for i in range(rows.shape[0]):
-        out[i] = _gain(code, rows[i], order, background, theta)
-    return out
 
 
 # ---------------------------------------------------------------------- results
@@ -179,7 +62,7 @@ def _gain_rows(code, rows, order, background, theta):  # pragma: no cover - comp
 
 @dataclass(frozen=True)
 class Hypothesis:
-    """One derivation found by search: its tree, words (ids, boundary words dropped), sparse feature vector,
+    """One derivation found by search: its tree, words (ids, sentence markers dropped), sparse feature vector,
     model score ``w . h``, exact metric statistics and gain under the gain used for the search."""
 
     derivation: Derivation
@@ -404,8 +287,8 @@ def keep_boundary_words(v, length, scratch, k, left, right, ylen):  # pragma: no
 @_jit
 def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight):  # pragma: no cover - compiled
     """Viterbi with the gain folded in, each node carrying its winner's statistics and boundary words
-    (Moses ``Viterbi``/``HgBleuScorer``). ``gain`` is a :class:`GainRule`. Returns the winning in-edge
-    of every node."""
+    (Moses ``Viterbi``/``HgBleuScorer``). ``gain`` is a :class:`~hypertune.metrics.gains.GainRule`. Returns the
+    winning in-edge of every node."""
     node_offsets, tail_offsets, tails = forest.node_offsets, forest.tail_offsets, forest.tails
     fraction, ref_len, max_sequence = refs.fraction, refs.ref_len, refs.max_sequence
     code, order, theta, background = gain
@@ -444,7 +327,7 @@ def _forest_search(forest, refs, edge_scores, gain, model_weight, bleu_weight): 
             stats[size - 1] = fraction[v] * ref_len
             total = model_weight * inside
             if bleu_weight != 0.0:
-                total += bleu_weight * _gain(code, stats, order, background, theta)
+                total += bleu_weight * gain_value(code, stats, order, background, theta)
             if best_edge[v] < 0 or total > best_total:
                 best_total = total
                 best_edge[v] = e
@@ -552,15 +435,6 @@ def node_fractions(hg: Hypergraph) -> np.ndarray:
     return height / max(height[-1], 1.0)
 
 
-def _strip_words(hg: Hypergraph, skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The target arrays without the words in ``skip``."""
-    keep = ~np.isin(hg.target, skip) | (hg.target < 0)
-    if keep.all():
-        return hg.target_offsets, hg.target
-    kept_before = np.concatenate(([0], np.cumsum(keep)))
-    return kept_before[hg.target_offsets].astype(np.int64), hg.target[keep]
-
-
 # ---------------------------------------------------------------------- the decoder
 
 
@@ -570,26 +444,25 @@ class HopeFearDecoder:
 
     ``search``: ``"approximate"`` (default; Moses-style context search on lattices and forests) or
     ``"exact"`` (n-gram intersection; needs the ``linear`` gain). k-best lists are always searched exactly.
-    ``boundary_words``: words that are not part of the translation (dropped before scoring).
+    The sentence markers are dropped from every yield and every edge (:func:`strip_sentence_marker_ids`, the
+    tuning set's rule); ``skip`` holds their ids for the searches over split graphs.
     """
 
     tuning_set: TuningSet
     search: SearchMode = "approximate"
-    boundary_words: Sequence[str] = BOUNDARY_WORDS
     max_order: int = 4
     _cache: dict[int, _Sentence] = field(default_factory=dict, init=False, repr=False)
-    _kbest_cache: dict[int, tuple[np.ndarray, object]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.search not in ("approximate", "exact"):
+        if self.search not in HOPE_FEAR_SEARCHES:
             raise UsageError(f"unknown search {self.search!r}; choose approximate or exact")
         metric = self.tuning_set.metric
         bleu = metric.bleu if isinstance(metric, LinearBleu) else metric
         if isinstance(bleu, BleuMetric):
             self.max_order = bleu.max_order
         vocabulary = self.tuning_set.vocabulary
-        ids = [vocabulary.get(w) for w in self.boundary_words]
-        self.skip = np.asarray([i for i in ids if i is not None], dtype=np.int64)
+        self.markers = (vocabulary.get(SENTENCE_START), vocabulary.get(SENTENCE_END))
+        self.skip = sentence_marker_ids(vocabulary)
         self._scratch_dense = np.zeros(0)
         self._scratch_touched = np.zeros(0, dtype=np.bool_)
 
@@ -634,29 +507,18 @@ class HopeFearDecoder:
         return Hypothesis(derivation, words, idx, val, score, stats, float(gain.score(stats)))
 
     def words(self, sentence: int, derivation_edges: np.ndarray) -> np.ndarray:
-        """The yield (word ids, boundary words dropped) of a derivation given as pre-order edges."""
+        """The yield (word ids, sentence markers dropped) of a derivation given as pre-order edges."""
         hg = self.tuning_set.graphs[sentence]
         ids = np.asarray(hg.derivation_yield(hg.derivation_from_edges(derivation_edges)), dtype=np.int64)
-        if self.skip.size:
-            ids = ids[~np.isin(ids, self.skip)]
-        return ids
+        return strip_sentence_marker_ids(ids, np.asarray([0, ids.size]), *self.markers)[0]
 
     def stats_of(self, sentence: int, yields: list[np.ndarray]) -> np.ndarray:
         return self.tuning_set.yield_stats(sentence, yields)
 
     # ------------------------------------------------------------------ k-best lists
     def kbest_stats(self, sentence: int) -> np.ndarray:
-        cached = self._kbest_cache.get(sentence)
-        if cached is None:
-            stats = self.tuning_set.edge_stats(sentence)
-            if self.skip.size and not self.tuning_set.precomputed:
-                hg = self.tuning_set.graphs[sentence]
-                if np.isin(hg.target, self.skip).any():  # recompute without boundary words
-                    yields = [self.words(sentence, np.asarray([e, 0])) for e in range(1, hg.num_edges)]
-                    stats = np.vstack([np.zeros((1, stats.shape[1])), self.stats_of(sentence, yields)])
-            cached = (stats, None)
-            self._kbest_cache[sentence] = cached
-        return cached[0]
+        """A k-best list's statistics, row ``e`` for edge ``e`` (the tuning set's: sentence markers dropped)."""
+        return self.tuning_set.edge_stats(sentence)
 
     def _kbest_hope_fear(
         self, sentence: int, weights: np.ndarray, gain: Gain, safe_hope: bool, with_model: bool
@@ -675,7 +537,7 @@ class HopeFearDecoder:
         if self.tuning_set.precomputed:
             raise InputError("hope/fear search on lattices and forests needs hypothesis strings and references")
         hg = self.tuning_set.graphs[sentence]
-        target_offsets, target = _strip_words(hg, self.skip)
+        target, target_offsets = strip_sentence_marker_ids(hg.target, hg.target_offsets, *self.markers)
         vocabulary = self.tuning_set.vocabulary
         refs = [vocabulary.indices(r.split()) for r in self.tuning_set.references[sentence]]
         order = self.max_order
@@ -715,6 +577,11 @@ class HopeFearDecoder:
         data = self.sentence_data(sentence)
         if self.search == "exact":
             return self._exact(sentence, data, scores, gain, model_weight, bleu_weight)
+        if not gain.compiled:
+            raise UsageError(
+                f"the {gain.kind} gain has no compiled kernel, which searching lattices and forests needs "
+                "(docs/architecture.md, 'A gain'); it scores k-best lists"
+            )
         forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
         best_edge, _, _ = _forest_search(
             forest, data.refs, scores, gain.rule(self.max_order), float(model_weight), float(bleu_weight)

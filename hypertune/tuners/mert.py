@@ -29,10 +29,10 @@ import math
 import os
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,8 +54,12 @@ from hypertune.hypergraph import PackedGraphs
 from hypertune.metrics import Metric, better, worst
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import Shard, Shards, TuningSet, model_best_rows
-from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, Plateau, line_search
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.finishing import finish_weights, keeps_start
+from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, line_search
+from hypertune.tuners.mert_options import MertOptions
+from hypertune.tuners.model_best import model_best_rows
+from hypertune.tuners.shards import Shard, Shards
 from hypertune.weights import Weights
 
 Optimizer = Literal["coordinate", "cyclic", "powell", "random-directions"]
@@ -284,7 +288,7 @@ def shard_used_features(shard: Shard, envelope: Envelope) -> np.ndarray:
 
 
 class ShardedSearcher:
-    """:class:`LineSearcher`'s interface over :class:`~hypertune.tuners.corpus.Shards`: every shard computes
+    """:class:`LineSearcher`'s interface over :class:`~hypertune.tuners.shards.Shards`: every shard computes
     its sentences' error surfaces (or model-best statistics) and the parts are merged in shard order
     (:meth:`ErrorSurfaces.merge`), so every line search sees the arrays one process builds for the whole
     corpus and finds the same step, bit for bit. Only ``w0``, the direction and the surfaces travel."""
@@ -335,17 +339,13 @@ class MertResult(TuningResult):
     envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = field(
         default=None, metadata={"json": False}
     )
-
-
-def normalize_l1(weights: Weights) -> Weights:
-    """``weights`` divided by one factor, their L1 norm (unchanged when all are zero). Every weight is
-    scaled, including those of features the tuning set lacks, so the model's relative scale is kept."""
-    total = math.fsum(abs(v) for v in weights.values())  # exact, whatever the order
-    return Weights({k: v / total for k, v in weights.items()}, weights.scale) if total > 0 else weights.copy()
+    #: Whether the start weights lie within the bounds (``bounds``, ``positive``), so may be the result.
+    start_feasible: bool = field(default=True, metadata={"json": False})
 
 
 class Mert:
-    """MERT with exact line search; scikit-learn style: configure, then :meth:`fit`.
+    """MERT with exact line search; scikit-learn style: configure, then :meth:`fit`. The options are a
+    :class:`~hypertune.tuners.mert_options.MertOptions` (or its fields as keyword arguments):
 
     ``fixed``: feature names kept at their initial values. ``features``: if given, only these are
     optimized. ``bounds``: name -> (low, high). ``positive``: every optimized weight stays >= 0.
@@ -353,7 +353,9 @@ class Mert:
     (:attr:`MertResult.envelope_derivations`), to be merged into the next outer iteration's search spaces
     (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the whole final weight vector -- the tuned
     weights and any weights of ``init`` that the tuning set has no feature for -- by its L1 norm (as Moses
-    does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found.
+    does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found
+    (:func:`~hypertune.tuners.finishing.finish_weights`). MERT never ends below its start; when nothing it
+    found scores better, the result is the start weights and says so (``kept_start``).
     ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
     ``progress``: called with a line of text after every line search (beginning with ``"\\r"``: it may
     overwrite the previous one) and after every start point. ``checkpoint``: called with the weights (as the
@@ -364,60 +366,25 @@ class Mert:
 
     def __init__(
         self,
+        options: MertOptions | None = None,
         *,
-        optimizer: Optimizer = "coordinate",
-        restarts: int = 0,
-        random_directions: int = 0,
-        seed: int | None = None,
-        fixed: Iterable[str] = (),
-        features: Iterable[str] | None = None,
-        bounds: Mapping[str, tuple[float, float]] | None = None,
-        positive: bool = False,
-        restart_box: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
-        normalize: Literal["l1", "none"] = "l1",
-        plateau: Plateau = "none",
-        window: int = 1,
-        max_iterations: int = 100,
-        tolerance: float = 1e-7,
-        n_jobs: int | None = None,
         progress: Callable[[str], None] | None = None,
-        collect_envelopes: bool = False,
-        envelope: Envelope = "probing",
         checkpoint: Checkpoint | None = None,
+        **overrides: Any,
     ) -> None:
-        if optimizer not in OPTIMIZERS:
-            raise UsageError(f"unknown optimizer {optimizer!r} ({', '.join(OPTIMIZERS)})")
-        if restarts < 0 or random_directions < 0:
-            raise UsageError("restarts and random directions cannot be negative")
-        if normalize not in ("l1", "none"):
-            raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
-        if restart_box is not None and restarts:
-            inverted = [f"{n} ({restart_box[0][n]:g} > {hi:g})" for n, hi in restart_box[1].items()
-                        if n in restart_box[0] and restart_box[0][n] > hi]  # fmt: skip
-            if inverted:
-                raise UsageError(
-                    f"the restart box's minimum lies above its maximum (init.opt's second and third lines) for "
-                    f"{len(inverted)} feature(s): {', '.join(inverted[:5])}{' ...' if len(inverted) > 5 else ''}"
-                )
-        self.optimizer = optimizer
-        self.restarts = restarts
-        self.random_directions = random_directions
-        self.seed = seed
-        self.fixed = set(fixed)
-        self.features = None if features is None else set(features)
-        self.bounds = dict(bounds or {})
-        self.positive = positive
-        self.restart_box = restart_box
-        self.normalize = normalize
-        self.plateau = plateau
-        self.window = window
-        self.max_iterations = max_iterations
-        self.tolerance = tolerance
-        self.n_jobs = n_jobs
+        self.options = options = MertOptions.make(options, overrides)
         self.progress = progress
         self.checkpoint = checkpoint
-        self.collect_envelopes = collect_envelopes
-        self.envelope = envelope
+        # the options as the run reads them
+        self.optimizer, self.restarts = options.optimizer, options.restarts
+        self.random_directions = options.random_directions
+        self.seed, self.positive, self.restart_box = options.seed, options.positive, options.restart_box
+        self.fixed = set(options.fixed)
+        self.features = None if options.features is None else set(options.features)
+        self.bounds = dict(options.bounds or {})
+        self.normalize, self.plateau, self.window = options.normalize, options.plateau, options.window
+        self.max_iterations, self.tolerance, self.n_jobs = options.max_iterations, options.tolerance, options.n_jobs
+        self.collect_envelopes, self.envelope = options.collect_envelopes, options.envelope
 
     def fit(self, tuning_set: TuningSet, init: Weights) -> MertResult:
         """Optimize from ``init`` on ``tuning_set``; returns the weights and the metric before and after.
@@ -426,7 +393,7 @@ class Mert:
         return _MertRun(self, searcher).fit(init)
 
     def fit_shards(self, shards: Shards, init: Weights) -> MertResult:
-        """:meth:`fit` on a sharded tuning set (:class:`~hypertune.tuners.corpus.LocalShards` or a cluster's):
+        """:meth:`fit` on a sharded tuning set (:class:`~hypertune.tuners.shards.LocalShards` or a cluster's):
         the same line searches and the same result, bit for bit, as :meth:`fit` on the whole set. Envelope
         derivations are not collected (they stay on the shards)."""
         if self.collect_envelopes:
@@ -487,6 +454,11 @@ class _MertRun:
             if self._better(score, best_score) or number == 0:
                 best_w, best_score = w, score
         after = self._searcher.score(best_w)
+        given = init.vector(space)
+        feasible = bool(np.all((given >= self._low) & (given <= self._high)))
+        kept = keeps_start(before, after, self._higher, feasible)
+        if kept:  # nothing better than the start weights, which are within the bounds: them
+            best_w, after = given, before
         weights = self._written(best_w)
         collected = None
         if self._searcher.collect:
@@ -503,14 +475,13 @@ class _MertRun:
             higher_is_better=self._higher,
             restart_scores=[entry.score for entry in history],
             envelope_derivations=collected,
+            kept_start=kept,
+            start_feasible=feasible,
         )
 
     def _written(self, w: np.ndarray) -> Weights:
-        """The weights of point ``w`` as the result writes them: the start weights' other features kept,
-        normalized as asked."""
-        weights = Weights(self._init)
-        weights.update(Weights.from_vector(self._searcher.feature_space, w))
-        return normalize_l1(weights) if self.options.normalize == "l1" else weights
+        """The weights of point ``w`` as the result writes them (:func:`~hypertune.tuners.finishing.finish_weights`)."""
+        return finish_weights(self._init, self._searcher.feature_space, w, self.options.normalize)
 
     def _offer(self, w: np.ndarray, score: float) -> None:
         """A point found: given to ``checkpoint`` when it beats every point so far, the start weights included."""

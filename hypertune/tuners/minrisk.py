@@ -23,11 +23,11 @@ MERT) are the same for all three. Every gradient is exact: ``γ Cov(Q, h)`` from
 
 from __future__ import annotations
 
-import copy
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -37,14 +37,17 @@ from hypertune import interrupts
 from hypertune.algorithms.expectations import inside_outside, score_gradient
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs
-from hypertune.metrics import BleuMetric
+from hypertune.metrics import BleuMetric, better
+from hypertune.metrics.gains import sentence_gains
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import LocalShards, ModelBest, Shard, Shards, TuningSet, as_kbest_lists, ordered_sum
-from hypertune.tuners.hope_fear import Gain
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.finishing import finish_weights, keeps_start
+from hypertune.tuners.kbest_lists import as_kbest_lists
+from hypertune.tuners.minrisk_options import Annealing, MinRiskOptions
+from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
-    OBJECTIVES,
     ExpectedBleu,
     ExpectedLinearBleu,
     ExpectedRisk,
@@ -52,48 +55,8 @@ from hypertune.tuners.objectives import (
     ObjectiveValue,
 )
 from hypertune.tuners.owlqn import minimize_owlqn
+from hypertune.tuners.shards import LocalShards, Shard, Shards, ordered_sum
 from hypertune.weights import Weights
-
-
-@dataclass(frozen=True)
-class Annealing:
-    """Deterministic annealing (Smith & Eisner 2006, section 3.1): the entropy weight ``T`` starts at
-    ``start`` and is multiplied by ``factor`` after each L-BFGS run until it is below ``floor``, with ``γ``
-    fixed; then quenching: ``T = 0`` and ``γ`` doubled after each run up to ``quench_max``."""
-
-    start: float = 1000.0
-    factor: float = 0.5
-    floor: float = 0.001
-    quench_max: float = 64.0
-
-    def __post_init__(self) -> None:
-        if not (self.start > 0 and 0 < self.factor < 1 and 0 < self.floor <= self.start and self.quench_max > 0):
-            raise UsageError(
-                f"annealing needs START > 0, 0 < FACTOR < 1, 0 < FLOOR <= START and a positive quench maximum "
-                f"(got {self.start}:{self.factor}:{self.floor}, quench to {self.quench_max})"
-            )
-
-    @classmethod
-    def parse(cls, text: str, quench_max: float = 64.0) -> Annealing:
-        """``START:FACTOR:FLOOR`` as the command line gives it."""
-        parts = text.split(":")
-        try:
-            start, factor, floor = (float(x) for x in parts)
-        except ValueError:
-            raise UsageError(f"--anneal {text!r}: expected START:FACTOR:FLOOR, e.g. 1000:0.5:0.001") from None
-        return cls(start, factor, floor, quench_max)
-
-    def schedule(self, scale: float) -> list[tuple[float, float]]:
-        """The ``(T, γ)`` of every L-BFGS run: annealing, then quenching."""
-        steps, t = [], self.start
-        while t >= self.floor:
-            steps.append((t, scale))
-            t *= self.factor
-        gamma = scale
-        while gamma * 2 <= self.quench_max:
-            gamma *= 2
-            steps.append((0.0, gamma))
-        return steps
 
 
 @dataclass(frozen=True)
@@ -171,85 +134,47 @@ class _Space:
 
 
 class MinRisk:
-    """Minimum risk / expected BLEU training (see the module docstring).
+    """Minimum risk / expected BLEU training (see the module docstring). The options are a
+    :class:`~hypertune.tuners.minrisk_options.MinRiskOptions` (or its fields as keyword arguments):
 
     ``objective``: ``xbleu`` (default), ``risk`` or ``linear-bleu``. ``scale``: γ (default 1), fixed unless
-    ``optimize_scale``. ``entropy``: T of ``L - T·H`` (default 0); ``anneal``: an :class:`Annealing`
-    schedule instead (γ fixed while T falls, then quenched). ``l2``: λ of ``λ‖w‖²/2`` (the scale is not
+    ``optimize_scale``. ``entropy``: T of ``L - T·H`` (default 0); ``anneal``: a ``START:FACTOR:FLOOR``
+    annealing schedule (or an :class:`~hypertune.tuners.minrisk_options.Annealing`) instead, quenching γ up
+    to ``quench_max`` (γ fixed while T falls, then quenched). ``l2``: λ of ``λ‖w‖²/2`` (the scale is not
     regularized); ``l1``: of ``l1·‖w‖₁``, minimized by OWL-QN (:mod:`hypertune.tuners.owlqn`) instead of
     L-BFGS-B. ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
     ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
     initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
     L-BFGS iterations per run; ``tolerance``: a run also stops when an iteration improves the objective by
-    less than this fraction of its size (L-BFGS-B's ``ftol``). ``fixed``, ``bounds``: as MERT's. ``seed`` is
-    recorded (nothing is random). ``progress``: called after every iteration; ``checkpoint``: with the
-    iteration's weights and BLEU (:data:`~hypertune.tuners.base.Checkpoint`); a deferred signal stops the run at
-    the next evaluation of the objective (:func:`hypertune.interrupts.check`).
+    less than this fraction of its size (L-BFGS-B's ``ftol``). ``fixed``, ``bounds``: as MERT's. ``normalize``:
+    ``"l1"`` (default) or ``"none"``, how the weights are finished (:func:`~hypertune.tuners.finishing.finish_weights`:
+    the ``init`` weights of features the inputs lack are kept); when the weights found score no better than
+    ``init``, ``init`` is the result (``kept_start``). The result's ``scale`` γ and objective figures are the
+    optimizer's, for the weights before normalization. ``seed`` is recorded (nothing is random).
+    ``progress``: called after every iteration; ``checkpoint``: with the iteration's weights, as written, and
+    BLEU when they beat the start (:data:`~hypertune.tuners.base.Checkpoint`); a deferred signal stops the run
+    at the next evaluation of the objective (:func:`hypertune.interrupts.check`).
     """
 
     def __init__(
         self,
+        options: MinRiskOptions | None = None,
         *,
-        objective: str = "xbleu",
-        scale: float = 1.0,
-        optimize_scale: bool = False,
-        entropy: float = 0.0,
-        anneal: Annealing | None = None,
-        l2: float = 0.0,
-        l1: float = 0.0,
-        smooth_bp: float = 0.0,
-        linear_p: float | None = None,
-        linear_r: float | None = None,
-        kbest: int = 100,
-        iterations: int = 100,
-        tolerance: float = 1e-7,
-        fixed: Iterable[str] = (),
-        bounds: Mapping[str, tuple[float, float]] | None = None,
-        seed: int = 0,
         progress: Callable[[MinRiskIteration], None] | None = None,
         checkpoint: Checkpoint | None = None,
+        **fields: Any,
     ) -> None:
-        if objective not in OBJECTIVES:
-            raise UsageError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
-        if not scale > 0:
-            raise UsageError(f"the scale γ must be positive, got {scale}")
-        if entropy < 0 or l2 < 0 or l1 < 0:
-            raise UsageError("the entropy weight T and the L2 and L1 weights must be >= 0")
-        if l1 and (bounds or optimize_scale):
-            raise UsageError("--l1 (OWL-QN) takes no --bounds and no --optimize-scale")
-        if anneal is not None and (optimize_scale or entropy):
-            raise UsageError("annealing sets T and γ itself: give --anneal without --entropy and --optimize-scale")
-        if (linear_p is None) != (linear_r is None):
-            raise UsageError("give both --linear-p and --linear-r, or neither (both are then estimated)")
-        if kbest < 1 or iterations < 1:
-            raise UsageError("--kbest and --iterations must be at least 1")
-        if not tolerance > 0:
-            raise UsageError(f"the tolerance must be positive, got {tolerance}")
-        self.objective = objective
-        self.scale = float(scale)
-        self.optimize_scale = optimize_scale
-        self.entropy = float(entropy)
-        self.anneal = anneal
-        self.l2 = float(l2)
-        self.l1 = float(l1)
-        self.smooth_bp = float(smooth_bp)
-        self.linear_p, self.linear_r = linear_p, linear_r
-        self.kbest = kbest
-        self.iterations = iterations
-        self.tolerance = float(tolerance)
-        self.fixed = set(fixed)
-        self.bounds = dict(bounds or {})
-        self.seed = seed
+        self.options = MinRiskOptions.make(options, fields)
         self.progress = progress
         self.checkpoint = checkpoint
 
     def evaluate(self, tuning_set: TuningSet | Shards, weights: Weights) -> Evaluation:
         """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
         problem = RiskProblem(self, tuning_set, weights)
-        return problem.evaluation(problem.start, self.scale)
+        return problem.evaluation(problem.start, self.options.scale)
 
     def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> MinRiskResult:
-        """Train from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.corpus.LocalShards` or
+        """Train from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.shards.LocalShards` or
         a cluster's): every shard computes its partial totals and gradient and they are summed in shard order,
         so runs with the same number of shards are bit-identical wherever the shards are."""
         return RiskProblem(self, tuning_set, init).fit()
@@ -261,42 +186,52 @@ class MinRisk:
 
 
 class RiskProblem:
-    """One fit or evaluation: the options, the search spaces prepared once per shard (k-best extraction or
-    n-gram split, per-edge quantities; :class:`_RiskShard`), the free weights, and the objective as a function
-    of ``(w, γ, T)``. A plain tuning set is one shard; the objective reads the shards' totals combined in shard
-    order (:func:`risk_shard_totals`, :func:`risk_shard_gradient`)."""
+    """One fit or evaluation: the tuner (its options travel to the shards, its callbacks stay here), the search
+    spaces prepared once per shard (k-best extraction or n-gram split, per-edge quantities; :class:`_RiskShard`),
+    the free weights, and the objective as a function of ``(w, γ, T)``. A plain tuning set is one shard; the
+    objective reads the shards' totals combined in shard order (:func:`risk_shard_totals`,
+    :func:`risk_shard_gradient`)."""
 
-    def __init__(self, options: MinRisk, tuning_set: TuningSet | Shards, init: Weights) -> None:
-        self.options = options
+    def __init__(self, tuner: MinRisk, tuning_set: TuningSet | Shards, init: Weights) -> None:
+        self.tuner = tuner
+        self.options = options = tuner.options
+        self.fixed = set(options.fixed)
+        self.bounds = dict(options.bounds or {})
+        self.annealing: Annealing | None = options.annealing
         self.shards = LocalShards(tuning_set) if isinstance(tuning_set, TuningSet) else tuning_set
         self.tuning_set = tuning_set
         space = self.shards.feature_space
         self.metric = self.shards.metric
         self.names = space.names
         self.width = len(self.names)
+        self.init = init
         self.start = init.vector(space, self.width)
+        self.before = math.nan  # the start weights' metric, once fit measures it
+        self._reported: np.ndarray | None = None  # the weights of the last checkpoint (``None``: none yet)
         order = self.shards.map(risk_shard_check)[0]
         precisions = None
         if options.objective == "linear-bleu" and options.linear_p is None:  # estimated from the whole corpus
             precisions = estimate_precisions(np.vstack(self.shards.map(risk_shard_best_rows, self.start)), order)
         self.key = f"minrisk:{self.shards.count}:{id(self)}"
-        travelling = copy.copy(options)  # what the shards need: the options, not the callbacks
-        travelling.progress = travelling.checkpoint = None
-        parts = self.shards.map(risk_shard_prepare, self.key, travelling, self.start, precisions)
+        parts = self.shards.map(risk_shard_prepare, self.key, options, self.start, precisions)
         self.objective = _combined_objective(parts[0].objective, parts)
         self.sentences = sum(part.sentences for part in parts)
         self.shared = parts[0].shared  # leading total columns every shard adds to; the rest are each shard's own
         self.own = [part.columns - part.shared for part in parts]
         self.used = np.logical_or.reduce([part.used for part in parts])
         self.free = self._free_features()
+        free = {self.names[k] for k in self.free}
+        #: whether the start weights are within the bounds, and so a candidate (:func:`keeps_start`)
+        self.feasible = all(low <= self.start[self.names.index(name)] <= high
+                            for name, (low, high) in self.bounds.items() if name in free)  # fmt: skip
         self.evaluations = 0
 
     def _free_features(self) -> np.ndarray:
-        unknown = (self.options.fixed | set(self.options.bounds)) - set(self.names)
+        unknown = (self.fixed | set(self.bounds)) - set(self.names)
         if unknown:
-            raise UsageError(f"--fix/--bounds name features the inputs do not have: {', '.join(sorted(unknown))}")
+            raise UsageError(f"no such feature in the tuning set (fixed or bounded): {', '.join(sorted(unknown))}")
         used = self.used
-        fixed = np.array([name in self.options.fixed for name in self.names], dtype=bool)
+        fixed = np.array([name in self.fixed for name in self.names], dtype=bool)
         return np.flatnonzero(used & ~fixed)
 
     # ------------------------------------------------------------------ objective and gradient
@@ -353,24 +288,30 @@ class RiskProblem:
     def fit(self) -> MinRiskResult:
         options = self.options
         started = time.perf_counter()
-        before = self.metric_at(self.start)
+        before = self.before = self.metric_at(self.start)
         value_before = self.evaluation(self.start, options.scale).value
         history: list[Iteration] = []
         w, gamma = self.start.copy(), options.scale
         best = (math.inf, w.copy(), gamma)  # (unregularized L, w, γ)
-        steps = options.anneal.schedule(gamma) if options.anneal else [(options.entropy, gamma)]
+        annealing = self.annealing
+        steps = annealing.schedule(gamma) if annealing else [(options.entropy, gamma)]
         for temperature, step_gamma in steps:
-            gamma = step_gamma if options.anneal else gamma
+            gamma = step_gamma if annealing else gamma
             w, gamma = self._minimize(w, gamma, temperature, history, started)
             loss = self.value_and_gradient(w, gamma, 0.0)[3]["loss"]
             if loss < best[0]:
                 best = (loss, w.copy(), gamma)
         _, w, gamma = best
-        weights = Weights.from_vector(self.shards.feature_space, w)
+        after = self.metric_at(w)
+        kept = keeps_start(before, after, self.metric.higher_is_better, self.feasible)
+        final = self.start if kept else w
+        weights = self.written(final)
+        if self._reported is not None and not np.array_equal(self._reported, final):
+            self._report(final, before if kept else after)  # annealing kept an earlier run's point, or the start
         return MinRiskResult(
             weights=weights,
             score_before=before,
-            score_after=self.metric_at(w),
+            score_after=before if kept else after,
             history=history,
             seconds=time.perf_counter() - started,
             seed=options.seed,
@@ -381,7 +322,25 @@ class RiskProblem:
             objective_after=self.evaluation(w, gamma).value,
             scale=gamma,
             evaluations=self.evaluations,
+            kept_start=kept,
         )
+
+    def written(self, w: np.ndarray) -> Weights:
+        """Weights ``w`` as the result writes them (:func:`~hypertune.tuners.finishing.finish_weights`)."""
+        return finish_weights(self.init, self.shards.feature_space, w, self.options.normalize)
+
+    def _offer(self, w: np.ndarray, score: float) -> None:
+        """Tell ``checkpoint`` what the run would return now: iterate ``w`` when it beats the start weights,
+        else the start weights again if an earlier iterate was reported."""
+        if not self.feasible or better(score, self.before, self.metric.higher_is_better):
+            self._report(w, score)
+        elif self._reported is not None and self._reported is not self.start:
+            self._report(self.start, self.before)
+
+    def _report(self, w: np.ndarray, score: float) -> None:
+        if self.tuner.checkpoint is not None:
+            self.tuner.checkpoint(self.written(w), score)
+            self._reported = w
 
     def _minimize(
         self, w: np.ndarray, gamma: float, temperature: float, history: list[Iteration], started: float
@@ -425,10 +384,9 @@ class RiskProblem:
                 g,
             )
             history.append(entry)
-            if self.options.progress is not None:
-                self.options.progress(entry)
-            if self.options.checkpoint is not None:
-                self.options.checkpoint(Weights.from_vector(self.shards.feature_space, full), entry.score)
+            if self.tuner.progress is not None:
+                self.tuner.progress(entry)
+            self._offer(full, entry.score)
 
         if self.options.l1:  # OWL-QN: L1 on the weights, none on the scale
             penalty = np.concatenate((np.full(free.size, self.options.l1), [0.0] if optimize_scale else []))
@@ -450,7 +408,7 @@ class RiskProblem:
     def _bounds(self) -> list[tuple[float | None, float | None]]:
         out: list[tuple[float | None, float | None]] = []
         for k in self.free:
-            low, high = self.options.bounds.get(self.names[k], (-math.inf, math.inf))
+            low, high = self.bounds.get(self.names[k], (-math.inf, math.inf))
             if low > high:
                 raise UsageError(f"bounds of {self.names[k]}: {low} > {high}")
             out.append((None if low == -math.inf else low, None if high == math.inf else high))
@@ -479,7 +437,9 @@ class RiskShardSummary:
 class _RiskShard:
     """A shard's prepared search spaces and the last inside-outside pass (reused by the gradient call)."""
 
-    def __init__(self, tuning_set: TuningSet, options: MinRisk, start: np.ndarray, precisions: tuple | None) -> None:
+    def __init__(
+        self, tuning_set: TuningSet, options: MinRiskOptions, start: np.ndarray, precisions: tuple | None
+    ) -> None:
         self.model_best = ModelBest(tuning_set)
         self.space = _prepare(tuning_set, options, start, self.model_best, precisions)
         self.last: tuple[bytes, float, np.ndarray, object] | None = None
@@ -493,7 +453,7 @@ class _RiskShard:
 
 
 def risk_shard_prepare(
-    shard: Shard, key: str, options: MinRisk, start: np.ndarray, precisions: tuple[float, float] | None
+    shard: Shard, key: str, options: MinRiskOptions, start: np.ndarray, precisions: tuple[float, float] | None
 ) -> RiskShardSummary:
     """Prepare the shard's search spaces under ``start`` and keep them; report its summary."""
     prepared = shard.state[key] = _RiskShard(shard.tuning_set, options, start, precisions)
@@ -576,7 +536,7 @@ def _check_metric(tuning_set: TuningSet) -> None:
 # ---------------------------------------------------------------------- preparing the search spaces
 def _prepare(
     tuning_set: TuningSet,
-    options: MinRisk,
+    options: MinRiskOptions,
     start: np.ndarray,
     model_best: ModelBest,
     precisions: tuple[float, float] | None = None,
@@ -588,7 +548,7 @@ def _prepare(
     if options.objective == "risk":
         graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
         stats = np.vstack(lists)
-        losses = 1.0 - np.asarray(Gain("bleu+1", order).score(stats))
+        losses = 1.0 - sentence_gains(stats, order, "bleu+1")
         losses[np.cumsum([0] + [hg.num_edges for hg in graphs[:-1]])] = 0.0  # each list's start axiom (edge 0)
         return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
     if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():
@@ -645,7 +605,7 @@ def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
 
 
 def _linear_bleu_space(
-    tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int, precisions: tuple | None = None
+    tuning_set: TuningSet, options: MinRiskOptions, best: np.ndarray, order: int, precisions: tuple | None = None
 ) -> _Space:
     """One column: every edge's linear-BLEU gain, with ``p`` and ``r`` given or estimated from ``best``
     (the statistics of the model-best translations under the initial weights)."""
@@ -673,7 +633,7 @@ def _linear_bleu_space(
     return _space(graphs, sources, np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
 
 
-def _xbleu_space(tuning_set: TuningSet, options: MinRisk, best: np.ndarray, order: int) -> _Space:
+def _xbleu_space(tuning_set: TuningSet, options: MinRiskOptions, best: np.ndarray, order: int) -> _Space:
     """Columns: the BLEU statistics (exact per hypothesis on k-best lists; n-gram counts and the reference
     length on split forests), then one column per reference n-gram of every forest sentence (clipped
     expected counts, see :class:`~hypertune.tuners.objectives.ExpectedBleu`). ``best``: the statistics of

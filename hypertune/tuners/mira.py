@@ -12,6 +12,9 @@ For ``epochs`` passes over the sentences in a seeded random order, per sentence:
    counted once; Moses's ``MiraWeightVector`` counts them in the sum but not in the count) are evaluated
    after each epoch by the corpus BLEU of their model-best derivations; the best epoch's are returned.
 
+The epochs are the loop of :mod:`hypertune.tuners.mixing`, one shard's (a tuning set) or several's (iterative
+parameter mixing); the options are :class:`~hypertune.tuners.mira_options.MiraOptions`.
+
 Weights are dense vectors over the corpus's feature space, updated sparsely (only the features of
 ``h(hope) - h(fear)`` are touched) with lazily maintained sums for the average, so thousands of sparse
 features cost nothing per step. k-best mode runs whole epochs in one compiled kernel over flat arrays, scoring
@@ -24,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -32,33 +35,22 @@ import scipy.sparse as sp
 
 from hypertune import interrupts
 from hypertune.compiled import EMPTY_KEY, insert_key
-from hypertune.errors import InputError, UsageError
-from hypertune.metrics import LinearBleu, better, worst
-from hypertune.symbols import FeatureSpace
+from hypertune.errors import InputError
+from hypertune.metrics.background import background_bleu_distinct
+from hypertune.metrics.gains import BACKGROUND, Gain
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import (
-    ModelBest,
-    Shard,
-    Shards,
-    TuningSet,
-    mixed_epoch,
-    model_best_rows,
-    ordered_sum,
-    prune_tuning_set,
-)
-from hypertune.tuners.hope_fear import (
-    Gain,
-    GainKind,
-    HopeFearDecoder,
-    Hypothesis,
-    SearchMode,
-    _gain,
-    select_hope_fear,
-)
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.finishing import finish_weights
+from hypertune.tuners.hope_fear import HopeFearDecoder, Hypothesis, select_hope_fear
+from hypertune.tuners.mira_options import MiraOptions
+from hypertune.tuners.mixing import Mixing, mix
+from hypertune.tuners.model_best import ModelBest, model_best_rows
+from hypertune.tuners.passive_aggressive import pa_step_size
+from hypertune.tuners.pruning import prune_tuning_set
+from hypertune.tuners.shards import LocalShards, Shard, Shards, ordered_sum
 from hypertune.weights import Weights
 
 _jit = numba.njit(cache=True, nogil=True)
-Mode = Literal["auto", "nbest", "hypergraph"]
 
 
 # ---------------------------------------------------------------------- results
@@ -122,13 +114,6 @@ def passive_aggressive_step(  # pragma: no cover - compiled
         _apply_update(idx, diff, pa_step_size(loss, norm, c_param), w, totals, last, state)
         return loss
     return 0.0
-
-
-@_jit
-def pa_step_size(loss, norm, c_param):  # pragma: no cover - compiled
-    """PA-I's step (Crammer et al. 2006, eq. 8): ``min(C, loss / ||diff||^2)``; the one copy, used by MIRA and by
-    the online ``pa`` optimizer (:mod:`hypertune.tuners.online`). ``loss`` and ``norm`` must be positive."""
-    return min(c_param, loss / norm)
 
 
 @_jit
@@ -202,11 +187,12 @@ class AveragedWeights(NamedTuple):
 
 @_jit
 def _kbest_epoch(
-    order_idx, rows, distinct, weights, gain, c_param, decay, model_bg, safe_hope
+    order_idx, rows, distinct, weights, gain, group_gains, c_param, decay, model_bg, safe_hope
 ):  # pragma: no cover - compiled
     """One epoch of batch MIRA over k-best lists (Moses kbmira's loop, whole in compiled code). The gain is
-    computed once per distinct statistics row of a sentence (``group``: row -> its distinct row in
-    ``group_stats``, whose rows of sentence ``s`` are ``group_offsets[s]:group_offsets[s + 1]``)."""
+    that of each distinct statistics row of a sentence (``group``: row -> its distinct row in ``group_stats``,
+    whose rows of sentence ``s`` are ``group_offsets[s]:group_offsets[s + 1]``): ``group_gains``, given for a
+    gain without state, computed at each visit of the sentence for the background gain."""
     offsets, indptr, indices, data, blocks, stats = rows
     group, group_offsets, group_stats, value_ids, values, value_columns, value_offsets = distinct
     w, totals, last, state = weights
@@ -217,7 +203,6 @@ def _kbest_epoch(
     scores = np.empty(longest)
     gains = np.empty(longest)
     width = blocks.size // max(offsets[-1], 1)
-    group_gains = np.empty(group_stats.shape[0])
     logs = np.empty(values.size)
     nonpositive = np.empty(values.size, dtype=np.bool_)
     dense = np.zeros(w.size)
@@ -233,11 +218,8 @@ def _kbest_epoch(
         if n == 0:
             continue
         _scores(lo, hi, rows, width, w, scores)
-        if code == 0:
-            _background_gains(s, distinct, background, max_order, logs, nonpositive, group_gains)
-        else:
-            for u in range(group_offsets[s], group_offsets[s + 1]):
-                group_gains[u] = _gain(code, group_stats[u], max_order, background, theta)
+        if code == BACKGROUND:
+            background_bleu_distinct(s, distinct, background, max_order, logs, nonpositive, group_gains)
         for i in range(n):
             gains[i] = group_gains[group[lo + i]]
         hope, fear, best = select_hope_fear(scores, gains, n, safe_hope)
@@ -271,44 +253,6 @@ def _kbest_epoch(
         for j in range(size):
             background[j] = decay * background[j] + stats[source, j]
     return updates, total_loss
-
-
-@_jit
-def _background_gains(s, distinct, background, order, logs, nonpositive, out):  # pragma: no cover - compiled
-    """The background gain (:func:`hypertune.tuners.hope_fear._gain`, code 0, the same operations in the same
-    order) of sentence ``s``'s distinct statistics rows (:class:`DistinctStats`), taking every
-    ``log(m_n + O_n)`` and ``log(c_n + O_n)`` once per distinct value of the sentence's column."""
-    group_values, value_ids, values, value_columns = (
-        distinct.group_stats,
-        distinct.value_ids,
-        distinct.values,
-        distinct.value_columns,
-    )
-    u_lo, u_hi = distinct.group_offsets[s], distinct.group_offsets[s + 1]
-    v_lo, v_hi = distinct.value_offsets[s], distinct.value_offsets[s + 1]
-    for v in range(v_lo, v_hi):
-        x = values[v] + background[value_columns[v]]
-        nonpositive[v] = x <= 0.0
-        logs[v] = 0.0 if nonpositive[v] else np.log(x)
-    for u in range(u_lo, u_hi):
-        log_bleu = 0.0
-        positive = True
-        for n in range(order):
-            a = value_ids[u, 2 * n]
-            b = value_ids[u, 2 * n + 1]
-            if nonpositive[a] or nonpositive[b]:
-                positive = False
-                break
-            log_bleu += logs[a] - logs[b]
-        if not positive:
-            out[u] = 0.0
-            continue
-        hyp = group_values[u, 1] + background[1]
-        ref = group_values[u, 2 * order] + background[2 * order]
-        log_bleu /= order
-        if hyp < ref:
-            log_bleu += 1.0 - ref / hyp
-        out[u] = np.exp(log_bleu) * ref
 
 
 @_jit
@@ -515,235 +459,121 @@ def _unique_rows(rows: sp.csr_matrix, stats: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- the tuner
 
 
-@dataclass
-class MiraOptions:
-    """Batch MIRA options; the defaults are Moses kbmira's."""
-
-    C: float = 0.01
-    decay: float = 0.999
-    epochs: int = 60
-    model_bg: bool = False
-    safe_hope: bool = False
-    seed: int | None = 0
-    prune_density: float | None = 50.0
-    gain: GainKind = "background"
-    background_init: float = 1.0
-    linear: LinearBleu | None = None
-    search: SearchMode = "approximate"
-    accumulate: bool = False
-    mode: Mode = "auto"
-    select: int = 0  # over shards: keep the top-k features by their weights' l2 norm across shards (0: all)
-
-    def check(self) -> None:
-        if self.C <= 0:
-            raise UsageError(f"C must be positive, got {self.C}")
-        if not 0 <= self.decay <= 1:
-            raise UsageError(f"the decay must be in [0, 1], got {self.decay}")
-        if self.epochs < 1:
-            raise UsageError(f"the number of epochs must be at least 1, got {self.epochs}")
-        if self.mode not in ("auto", "nbest", "hypergraph"):
-            raise UsageError(f"unknown mode {self.mode!r}; choose nbest or hypergraph")
-        if self.select < 0:
-            raise UsageError(f"the number of selected features must be >= 0, got {self.select}")
-
-
 class Mira:
-    """Batch MIRA (Cherry & Foster 2012, Algorithm 1) as a tuner: options as :class:`MiraOptions` (keyword
-    arguments; the defaults are kbmira's), ``progress`` called after every epoch, ``checkpoint`` with the
-    weights the run would return if it stopped then (the best epoch's averaged weights, as written) and their
-    BLEU on the search spaces (pruned graphs in hypergraph mode) whenever they change
+    """Batch MIRA (Cherry & Foster 2012, Algorithm 1) as a tuner: ``Mira(options=None, *, progress=None,
+    checkpoint=None, **fields)`` with a :class:`~hypertune.tuners.mira_options.MiraOptions` (or its fields as
+    keyword arguments; the defaults are kbmira's). ``progress`` is called after every epoch, ``checkpoint`` with
+    the weights the run would return if it stopped then (the best epoch's averaged weights, as written) and their
+    score on the search spaces (pruned graphs in hypergraph mode) whenever they change
     (:data:`~hypertune.tuners.base.Checkpoint`; a deferred signal stops the run between sentences or epochs,
     :func:`hypertune.interrupts.check`). ``mode``: ``nbest`` needs every sentence to be a k-best list;
     ``hypergraph`` searches lattices and forests (k-best lists included); ``auto`` picks ``nbest`` when it
-    can."""
+    can. The written weights are finished by :func:`~hypertune.tuners.finishing.finish_weights` (``normalize``:
+    ``"l1"`` by default, or ``"none"``); when no epoch's weights score better than the start weights, the start
+    weights are returned (``kept_start``, ``best_epoch`` 0)."""
 
     def __init__(
         self,
+        options: MiraOptions | None = None,
         *,
         progress: Callable[[EpochSummary], None] | None = None,
         checkpoint: Checkpoint | None = None,
-        **options: Any,
+        **fields: Any,
     ) -> None:
-        self.options = MiraOptions(**options)
-        self.options.check()
+        self.options = MiraOptions.make(options, fields)
         self.progress = progress
         self.checkpoint = checkpoint
 
-    def fit(self, tuning_set: TuningSet | Shards, initial: Weights) -> MiraResult:
-        """Train from ``initial``; returns the averaged weights of the epoch with the best corpus BLEU. A
-        sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`) trains by iterative parameter mixing
-        (:meth:`fit_mixed`)."""
-        if not isinstance(tuning_set, TuningSet):
-            return self.fit_mixed(tuning_set, initial)
-        options, progress = self.options, self.progress
-        started = time.perf_counter()
-        mode = options.mode
-        if mode == "auto":
-            mode = "nbest" if tuning_set.is_kbest else "hypergraph"
-        elif mode == "nbest" and not tuning_set.is_kbest:
-            raise InputError("mode 'nbest' needs k-best lists; these inputs are lattices or forests")
-        timing: dict[str, float] = {}
-        given = tuning_set
-        if mode == "hypergraph" and options.prune_density:
-            t = time.perf_counter()
-            tuning_set = prune_tuning_set(tuning_set, initial, options.prune_density)
-            timing["prune"] = time.perf_counter() - t
-        metric = tuning_set.metric
-        higher = metric.higher_is_better
-        order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
-        gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
-        decoder = HopeFearDecoder(tuning_set, search=options.search)
-        space = tuning_set.feature_space
-        w = initial.vector(space)
-        w_start = w.copy()
-        totals = w.copy()
-        last = np.zeros(w.size)
-        state = np.zeros(1)
-        rng = np.random.default_rng(options.seed)
-        runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
-        timing["setup"] = time.perf_counter() - started
-        t = time.perf_counter()
-        score_before = float(tuning_set.score(runner.model_stats(w)))
-        timing["evaluate"] = time.perf_counter() - t
-        best_score, best_epoch, best_avg = worst(higher), 0, w.copy()
-        history: list[EpochSummary] = []
-        t_train = 0.0
-        for epoch in range(1, options.epochs + 1):
-            interrupts.check()
-            began = t = time.perf_counter()
-            order_idx = rng.permutation(len(tuning_set)).astype(np.int64)
-            updates, loss = runner.epoch(order_idx, w, totals, last, state, gain, options)
-            t_train += time.perf_counter() - t
-            t = time.perf_counter()
-            avg = _averaged(w, totals, last, state)
-            score = float(tuning_set.score(runner.model_stats(avg)))
-            timing["evaluate"] += time.perf_counter() - t
-            summary = EpochSummary(
-                epoch, score, time.perf_counter() - began, updates, len(tuning_set), loss / len(tuning_set)
-            )
-            history.append(summary)
-            if progress is not None:
-                progress(summary)
-            if better(score, best_score, higher):
-                best_score, best_epoch, best_avg = score, epoch, avg
-                if self.checkpoint is not None:
-                    self.checkpoint(_written_weights(initial, space, avg), score)
-        timing["train"] = t_train
-        pruned_after = None
-        if tuning_set is not given:  # report what the written weights score on the graphs as given
-            t = time.perf_counter()
-            model_best = ModelBest(given)
-            score_before = model_best.score(w_start)
-            pruned_after, best_score = best_score, model_best.score(best_avg)
-            timing["evaluate"] += time.perf_counter() - t
-        timing["total"] = time.perf_counter() - started
-        weights = _written_weights(initial, space, best_avg)
-        return MiraResult(
-            weights,
-            score_before,
-            best_score,
-            history,
-            timing["total"],
-            options.seed,
-            metric_label(tuning_set.metric),
-            higher_is_better=higher,
-            best_epoch=best_epoch,
-            mode=mode,
-            timing=timing,
-            pruned_score_after=pruned_after,
-        )
+    def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> MiraResult:
+        """Train from ``init``; returns the averaged weights of the epoch with the best corpus metric. The run is
+        written once, as :meth:`fit_mixed` over shards: a tuning set is one shard (its own seeded order, ``seed``),
+        whose mixture is its own weights."""
+        if isinstance(tuning_set, TuningSet):
+            tuning_set = LocalShards(tuning_set, 1)
+        return self.fit_mixed(tuning_set, init)
 
-    def fit_mixed(self, shards: Shards, initial: Weights) -> MiraResult:
-        """Batch MIRA by iterative parameter mixing (McDonald et al. 2010, Algorithm 4): every epoch, each shard
-        runs one epoch of MIRA over its own sentences (its own seeded order, background corpus and running
-        average, kept on the shard) starting from the mixed weights, and the mixed weights become the mean
-        of the shards' weights in shard order. A shard carries the whole weight vector, so a feature it never
-        sees gets no update there (Simianer et al.'s "missing feature = 0" for the updates). With ``select =
-        k``, only the k features with the largest l2 norm of their weights across shards are mixed, the others
-        set to 0 (Simianer et al. 2012, Algorithm 4's l1/l2 selection). The weights evaluated after an epoch
-        are the mixture, selected the same way, of the shards' averaged weights; the best epoch's are
-        returned. The same seed and number of shards give the same weights, in one process or on a cluster."""
-        options, progress = self.options, self.progress
+    def fit_mixed(self, shards: Shards, init: Weights) -> MiraResult:
+        """Batch MIRA by iterative parameter mixing (McDonald et al. 2010, Algorithm 4; the loop of
+        :func:`~hypertune.tuners.mixing.mix`): every epoch, each shard runs one epoch of MIRA over its own
+        sentences (its own seeded order ``[seed, shard]``, background corpus and running average, kept on the
+        shard) starting from the mixed weights, and the mixed weights become the mean of the shards' weights in
+        shard order. A shard carries the whole weight vector, so a feature it never sees gets no update there
+        (Simianer et al.'s "missing feature = 0" for the updates). With ``select = k``, only the k features with
+        the largest l2 norm of their weights across shards are mixed, the others set to 0 (Simianer et al. 2012,
+        Algorithm 4's l1/l2 selection). The weights evaluated after an epoch are the mixture, selected the same
+        way, of the shards' averaged weights; the best epoch's are returned. The same seed and number of shards
+        give the same weights, in one process or on a cluster; one shard is the plain run on the whole set."""
+        options = self.options
         started = time.perf_counter()
-        space = shards.feature_space
-        w = initial.vector(space)
+        space, metric = shards.feature_space, shards.metric
+        higher = metric.higher_is_better
         kbest = all(shards.map(mira_shard_is_kbest))
         mode = options.mode
         if mode == "auto":
             mode = "nbest" if kbest else "hypergraph"
         elif mode == "nbest" and not kbest:
             raise InputError("mode 'nbest' needs k-best lists; these inputs are lattices or forests")
-        key = f"mira:{id(self)}:{time.perf_counter_ns()}"
-        shards.map(mira_shard_prepare, key, options, w, mode)
-        metric = shards.metric
+        pruned = mode == "hypergraph" and bool(options.prune_density)
 
-        def score_of(vector: np.ndarray) -> float:
-            return float(metric.score(ordered_sum(shards.map(mira_shard_stats, key, vector))))
+        def written(vector: np.ndarray) -> Weights:
+            return finish_weights(init, space, vector, options.normalize)
 
-        timing = {"setup": time.perf_counter() - started}
-        higher = metric.higher_is_better
-        score_before = score_of(w)
-        best_score, best_epoch, best_avg = worst(higher), 0, w.copy()
-        history: list[EpochSummary] = []
-        for epoch in range(1, options.epochs + 1):
-            interrupts.check()
-            began = time.perf_counter()
-            w, avg, updates, loss = mixed_epoch(shards.map(mira_shard_epoch, key, w, epoch), options.select)
-            score = score_of(avg)
-            summary = EpochSummary(
-                epoch, score, time.perf_counter() - began, updates, shards.sentences, loss / shards.sentences
-            )
-            history.append(summary)
-            if progress is not None:
-                progress(summary)
-            if better(score, best_score, higher):
-                best_score, best_epoch, best_avg = score, epoch, avg
-                if self.checkpoint is not None:
-                    self.checkpoint(_written_weights(initial, space, avg), score)
-        pruned_after = None
-        if mode == "hypergraph" and options.prune_density:  # the written weights on the graphs as given
+        def entry(epoch: int, score: float, seconds: float, updates: int, loss: float) -> EpochSummary:
+            return EpochSummary(epoch, score, seconds, updates, shards.sentences, loss / shards.sentences)
+
+        def told(vector: np.ndarray, score: float) -> None:  # the checkpoint hears of the weights as written
+            self.checkpoint(written(vector), score)
+
+        start = init.vector(space)
+        mixing = Mixing(mira_shard_prepare, mira_shard_epoch, mira_shard_stats, (options, start, mode), entry,
+                        options.epochs, options.select)  # fmt: skip
+        run = mix(shards, mixing, start, self.progress, None if self.checkpoint is None else told)
+        timing = run.timing
+        score_before, score_after, pruned_after = run.score_before, run.best_score, None
+        if pruned:  # the epochs were scored on the pruned graphs; the result on the inputs as given
 
             def given_score(vector: np.ndarray) -> float:
                 return float(metric.score(ordered_sum(shards.map(mira_shard_given_stats, vector))))
 
-            score_before = given_score(initial.vector(space))
-            pruned_after, best_score = best_score, given_score(best_avg)
+            timing["prune"] = max(run.prepared)  # the shards prune side by side on a cluster
+            began = time.perf_counter()
+            score_before, score_after, pruned_after = given_score(start), given_score(run.best), run.best_score
+            timing["evaluate"] += time.perf_counter() - began
+        kept = run.keep_start(score_before, score_after, higher)
+        if kept:
+            score_after = score_before
+            pruned_after = None if pruned_after is None else run.score_before
         timing["total"] = time.perf_counter() - started
         return MiraResult(
-            _written_weights(initial, space, best_avg),
+            written(run.best),
             score_before,
-            best_score,
-            history,
+            score_after,
+            run.history,
             timing["total"],
             options.seed,
             metric_label(metric),
             higher_is_better=higher,
-            best_epoch=best_epoch,
+            best_epoch=run.best_epoch,
             mode=mode,
             timing=timing,
             pruned_score_after=pruned_after,
+            kept_start=kept,
         )
-
-
-def _written_weights(initial: Weights, space: FeatureSpace, vector: np.ndarray) -> Weights:
-    """``initial`` updated with the non-zero tuned weights and those ``initial`` names."""
-    weights = initial.copy()
-    names = space.names
-    for j in np.flatnonzero((vector != 0) | np.isin(np.arange(vector.size), [space.get(n, -1) for n in initial])):
-        weights[names[j]] = float(vector[j])
-    return weights
 
 
 # ---------------------------------------------------------------------- MIRA's shard functions
 class _MiraShard:
     """A shard's MIRA state between epochs: its (pruned) tuning set's runner, gain with its background
-    corpus, weights with their running average, and order generator."""
+    corpus, weights with their running average, and order generator (seeded ``[seed, shard]``; one shard:
+    ``seed``, the whole set's run)."""
 
     def __init__(self, shard: Shard, options: MiraOptions, w: np.ndarray, mode: str) -> None:
         tuning_set = shard.tuning_set
+        began = time.perf_counter()
         if mode == "hypergraph" and options.prune_density:
             tuning_set = prune_tuning_set(tuning_set, Weights.from_vector(tuning_set.feature_space, w),
                                           options.prune_density)  # fmt: skip
+        self.prune_seconds = time.perf_counter() - began
         metric = tuning_set.metric
         order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
         self.options = options
@@ -753,12 +583,17 @@ class _MiraShard:
         self.runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
         self.w, self.totals, self.last, self.state = w.copy(), w.copy(), np.zeros(w.size), np.zeros(1)
         seed = options.seed
-        self.rng = np.random.default_rng(None if seed is None else [seed, shard.index])
+        self.count = shard.count
+        self.rng = np.random.default_rng(seed if seed is None or shard.count == 1 else [seed, shard.index])
 
     def epoch(self, mixed: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, float]:
-        self.totals += (self.state[0] - self.last) * self.w  # bring every running sum up to this step
-        self.last[:] = self.state[0]
-        self.w[:] = mixed
+        # the mixture moved the weights: bring every running sum up to this step first (the lazy sums of
+        # _apply_update hold for unchanged weights, so one shard given its own weights back skips it, as the plain
+        # run; several shards always take it, whatever the mixture)
+        if self.count > 1 or not np.array_equal(mixed, self.w):
+            self.totals += (self.state[0] - self.last) * self.w
+            self.last[:] = self.state[0]
+            self.w[:] = mixed
         order_idx = self.rng.permutation(self.size).astype(np.int64)
         updates, loss = self.runner.epoch(order_idx, self.w, self.totals, self.last, self.state, self.gain,
                                           self.options)  # fmt: skip
@@ -769,8 +604,10 @@ def mira_shard_is_kbest(shard: Shard) -> bool:
     return shard.tuning_set.is_kbest
 
 
-def mira_shard_prepare(shard: Shard, key: str, options: MiraOptions, w: np.ndarray, mode: str) -> None:
-    shard.state[key] = _MiraShard(shard, options, w, mode)
+def mira_shard_prepare(shard: Shard, key: str, options: MiraOptions, w: np.ndarray, mode: str) -> float:
+    """Set up the shard's MIRA run from the start weights ``w``; returns the seconds spent pruning its graphs."""
+    state = shard.state[key] = _MiraShard(shard, options, w, mode)
+    return state.prune_seconds
 
 
 def mira_shard_epoch(
@@ -792,15 +629,15 @@ def mira_shard_given_stats(shard: Shard, w: np.ndarray) -> np.ndarray:
 
 
 def batch_mira(
-    tuning_set: TuningSet,
-    initial: Weights,
+    tuning_set: TuningSet | Shards,
+    init: Weights,
     options: MiraOptions | None = None,
     progress: Callable[[EpochSummary], None] | None = None,
     **overrides: Any,
 ) -> MiraResult:
     """:class:`Mira` in one call: ``options`` (a :class:`MiraOptions`) and/or keyword overrides such as
     ``C=0.01, epochs=10, seed=1``."""
-    return Mira(progress=progress, **{**(options.__dict__ if options else {}), **overrides}).fit(tuning_set, initial)
+    return Mira(options, progress=progress, **overrides).fit(tuning_set, init)
 
 
 _DENSE_LIMIT = 1 << 26  # entries of the dense feature copy (:func:`_dense_blocks`)
@@ -859,12 +696,17 @@ class _KbestRunner:
 
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
         background = gain.background if gain.kind == "background" else gain.background.copy()
+        if gain.kind == "background":
+            group_gains = np.empty(self.distinct.group_stats.shape[0])
+        else:  # a gain without state: every distinct row's, once (in Python: any gain of the registry)
+            group_gains = np.asarray(gain.score(self.distinct.group_stats), dtype=np.float64)
         updates, loss = _kbest_epoch(
             order_idx,
             self.rows,
             self.distinct,
             AveragedWeights(w, totals, last, state),
             gain.rule(background=background),
+            group_gains,
             float(options.C),
             float(options.decay) if gain.kind == "background" else 1.0,
             bool(options.model_bg),

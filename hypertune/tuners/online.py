@@ -24,7 +24,6 @@ FOBOS (Duchi & Singer 2009) or the cumulative penalty of Tsuruoka et al. 2009.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,25 +33,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune import interrupts
-from hypertune.choices import L1_METHODS, ONLINE_OPTIMIZERS, STRUCTURED_LOSSES
+from hypertune.choices import STRUCTURED_LOSSES
 from hypertune.errors import UsageError
-from hypertune.metrics import better, worst
+from hypertune.metrics.gains import Gain, smoothed_gain
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
-from hypertune.tuners.corpus import (
-    LocalShards,
-    ModelBest,
-    Shard,
-    Shards,
-    TuningSet,
-    mixed_epoch,
-    ordered_sum,
-    prune_tuning_set,
-)
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
-from hypertune.tuners.losses import LOSSES, Candidates, Loss, make_loss
-from hypertune.tuners.mert import normalize_l1
-from hypertune.tuners.mira import pa_step_size
-from hypertune.tuners.train import kbest_candidates
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.finishing import finish_weights
+from hypertune.tuners.hope_fear import HopeFearDecoder
+from hypertune.tuners.kbest_candidates import kbest_candidates
+from hypertune.tuners.losses import Candidates, Loss, make_loss
+from hypertune.tuners.mixing import Mixed, Mixing, mix
+from hypertune.tuners.model_best import ModelBest
+from hypertune.tuners.passive_aggressive import pa_step_size
+from hypertune.tuners.pruning import prune_tuning_set
+from hypertune.tuners.shards import LocalShards, Shard, Shards
+from hypertune.tuners.train_options import OnlineOptions
 from hypertune.weights import Weights
 
 
@@ -124,12 +119,13 @@ class ListSpace:
 
 
 class GraphSpace:
-    """Lattices and forests, searched by the hope/fear search (approximate BLEU+1 at the nodes; every
-    returned derivation's gain is exact, from its words)."""
+    """Lattices and forests, searched by the hope/fear search (the gain of approximate statistics at the nodes;
+    every returned derivation's gain is exact, from its words). ``gain``: a name of
+    :data:`~hypertune.metrics.gains.GAINS` (the lists' gain, :func:`~hypertune.metrics.gains.smoothed_gain`)."""
 
-    def __init__(self, tuning_set: TuningSet, order: int) -> None:
+    def __init__(self, tuning_set: TuningSet, order: int, gain: str = "bleu+1") -> None:
         self.decoder = HopeFearDecoder(tuning_set)
-        self.gain = Gain("bleu+1", order)
+        self.gain = Gain(gain, order)
 
     @property
     def sentences(self) -> int:
@@ -171,7 +167,6 @@ class StructuredLoss:
 
     name = ""
     needs_lists = False
-    default_optimizer = "sgd"
     default_rate = 0.01
     default_l2 = 0.0
 
@@ -203,8 +198,6 @@ class _TargetedLoss(StructuredLoss):
 
     def __init__(self, cost_scale: float = 1.0, target: str = "oracle") -> None:
         super().__init__(cost_scale)
-        if target not in ("oracle", "hope"):
-            raise UsageError(f"unknown target {target!r}; choose oracle or hope")
         self.target = target
 
     @property
@@ -219,7 +212,6 @@ class PerceptronLoss(_TargetedLoss):
     differs from the target in gain and outscores it (ties included)."""
 
     name = "perceptron"
-    default_optimizer = "perceptron"
     default_rate = 1.0
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
@@ -263,8 +255,6 @@ class RampLoss(StructuredLoss):
 
     def __init__(self, cost_scale: float = 10.0, cccp_passes: int = 0) -> None:
         super().__init__(cost_scale)
-        if cccp_passes < 0:
-            raise UsageError(f"--cccp-passes must be >= 0, got {cccp_passes}")
         self.cccp_passes = cccp_passes
         self.hopes: list[Derivation] = []
 
@@ -379,7 +369,8 @@ def make_structured_loss(
     name: str, cost_scale: float | None = None, target: str = "oracle", cccp_passes: int = 0
 ) -> StructuredLoss:
     """The structured loss called ``name`` (:data:`STRUCTURED_LOSSES`), with its default α unless given;
-    ``target`` for perceptron and latent-svm, ``cccp_passes`` for ramp."""
+    ``target`` for perceptron and latent-svm, ``cccp_passes`` for ramp (which options fit which loss is
+    :class:`~hypertune.tuners.train_options.OnlineOptions`' check)."""
     classes = {
         "perceptron": PerceptronLoss,
         "latent-svm": LatentSvmLoss,
@@ -392,12 +383,8 @@ def make_structured_loss(
     options: dict[str, object] = {} if cost_scale is None else {"cost_scale": cost_scale}
     if name in ("perceptron", "latent-svm"):
         options["target"] = target
-    elif target != "oracle":
-        raise UsageError(f"--target is for the perceptron and latent-svm losses, not {name}")
     if name == "ramp":
         options["cccp_passes"] = cccp_passes
-    elif cccp_passes:
-        raise UsageError(f"--cccp-passes is for the ramp loss, not {name}")
     return classes[name](**options)
 
 
@@ -517,125 +504,32 @@ class OnlineResult(TuningResult):
 
 class OnlineTrainer:
     """An online tuner: ``loss`` (:data:`STRUCTURED_LOSSES`, or a batch loss of :data:`LOSSES` followed
-    sentence by sentence) × ``optimizer`` (:data:`ONLINE_OPTIMIZERS`; ``"auto"``: the loss's own). ``epochs``
+    sentence by sentence) × ``optimizer`` (:data:`ONLINE_OPTIMIZERS`; ``"auto"``: the loss's own). The options are
+    an :class:`~hypertune.tuners.train_options.OnlineOptions` (or its fields as keyword arguments): ``epochs``
     passes in a seeded order (``shuffle=False``: corpus order), ``minibatch`` sentences per update
     (perceptron, sgd and adagrad), weights averaged over every update (``average``; by default unless ``l1`` is
     set, since averaging undoes L1's zeros) and the best epoch's kept.
     ``learning_rate``, ``l2``: ``None`` for the loss's defaults (docs/tuners.md). ``kbest``: derivations per
     lattice/forest for the losses that need lists. ``prune_density``: lattices and forests are searched pruned to
     this many edges per reference word (max-marginal rank under the initial weights), as batch MIRA's
-    (``None``: unpruned). ``normalize``: ``l1`` as MERT, or ``none``. ``select``: over shards, mix only the
+    (``None``: unpruned). ``normalize``: ``l1`` (default) or ``none``, how the weights are finished
+    (:func:`~hypertune.tuners.finishing.finish_weights`; when no epoch beats the start weights, they are the
+    result: ``kept_start``, ``best_epoch`` 0). ``select``: over shards, mix only the
     ``select`` features of largest l2 norm across shards (0: all; see :meth:`fit_mixed`). ``progress``: called
     after every epoch; ``checkpoint``: with the best epoch's weights (as written) and BLEU whenever they change
     (:data:`~hypertune.tuners.base.Checkpoint`); a deferred signal stops the run between updates or epochs."""
 
     def __init__(
         self,
+        options: OnlineOptions | None = None,
         *,
-        loss: str = "perceptron",
-        optimizer: str = "auto",
-        epochs: int = 15,
-        learning_rate: float | None = None,
-        C: float = 0.01,
-        r: float = 1.0,
-        l2: float | None = None,
-        l1: float = 0.0,
-        l1_method: str = "fobos",
-        minibatch: int = 1,
-        cost_scale: float | None = None,
-        target: str = "oracle",
-        cccp_passes: int = 0,
-        average: bool | None = None,
-        shuffle: bool = True,
-        kbest: int = 100,
-        prune_density: float | None = 50.0,
-        top_k: int = 5,
-        sample: int | None = 30,
-        acceptance: str = "threshold",
-        smooth: str = "plus1",
-        normalize: str = "l1",
-        seed: int = 0,
-        select: int = 0,
         progress: Callable[[OnlineEpoch], None] | None = None,
         checkpoint: Checkpoint | None = None,
+        **fields: Any,
     ) -> None:
-        if select < 0:
-            raise UsageError(f"--select must be >= 0, got {select}")
-        if loss not in STRUCTURED_LOSSES and loss not in LOSSES:
-            raise UsageError(f"unknown loss {loss!r}; choose one of {', '.join(STRUCTURED_LOSSES + LOSSES)}")
-        if optimizer != "auto" and optimizer not in ONLINE_OPTIMIZERS:
-            raise UsageError(f"unknown online optimizer {optimizer!r}; choose one of {', '.join(ONLINE_OPTIMIZERS)}")
-        if epochs < 1 or minibatch < 1:
-            raise UsageError("--epochs and --minibatch must be at least 1")
-        if (learning_rate is not None and learning_rate <= 0) or C <= 0 or r <= 0:
-            raise UsageError("--learning-rate, -C and --arow-r must be positive")
-        if (l2 is not None and l2 < 0) or l1 < 0:
-            raise UsageError("--l2 and --l1 must be >= 0")
-        if l1_method not in L1_METHODS:
-            raise UsageError(f"unknown L1 method {l1_method!r}; choose one of {', '.join(L1_METHODS)}")
-        if normalize not in ("l1", "none"):
-            raise UsageError(f"unknown normalization {normalize!r} (l1, none)")
-        if loss in STRUCTURED_LOSSES:
-            self.structured: StructuredLoss | None = make_structured_loss(loss, cost_scale, target, cccp_passes)
-        elif target != "oracle" or cccp_passes or cost_scale is not None:
-            raise UsageError(f"--target, --cccp-passes and --cost-scale are for the structured losses, not {loss}")
-        else:
-            self.structured = None
-        self.cccp_passes = cccp_passes
-        chosen = optimizer
-        if chosen == "auto":
-            chosen = self.structured.default_optimizer if self.structured else "sgd"
-        if minibatch > 1 and chosen in ("pa", "arow"):
-            raise UsageError(f"--minibatch needs --optimizer perceptron, sgd or adagrad ({chosen} steps one example)")
-        if l1 > 0 and chosen not in ("sgd", "adagrad"):
-            raise UsageError("--l1 needs --optimizer sgd or adagrad")
-        if l2 is not None and l2 > 0 and chosen not in ("sgd", "adagrad"):
-            raise UsageError("--l2 needs --optimizer sgd or adagrad (perceptron, pa and arow have no regularizer term)")
-        if learning_rate is not None and chosen in ("pa", "arow"):
-            raise UsageError(f"--optimizer {chosen} chooses its own step size: --learning-rate does not apply")
-        if l1_method == "cumulative" and l1 > 0 and chosen != "sgd":
-            raise UsageError("the cumulative L1 penalty (Tsuruoka et al. 2009) is for --optimizer sgd")
-        self.loss, self.optimizer, self.epochs, self.learning_rate = loss, chosen, epochs, learning_rate
-        self.C, self.r, self.l2, self.l1, self.l1_method = C, r, l2, float(l1), l1_method
-        # the average of weights that were nonzero at some step is nonzero: with L1, keep the last weights
-        average = self.l1 == 0.0 if average is None else average
-        self.minibatch, self.cost_scale, self.target, self.average, self.shuffle = (
-            minibatch,
-            cost_scale,
-            target,
-            average,
-            shuffle,
-        )
-        self.kbest, self.top_k, self.sample, self.acceptance, self.smooth = kbest, top_k, sample, acceptance, smooth
-        self.prune_density = prune_density
-        self.normalize, self.seed, self.progress, self.select = normalize, seed, progress, select
+        self.options = OnlineOptions.make(options, fields)
+        self.progress = progress
         self.checkpoint = checkpoint
-
-    # ------------------------------------------------------------------ pieces
-    def _loss(self) -> StructuredLoss:
-        if self.loss in STRUCTURED_LOSSES:
-            return make_structured_loss(self.loss, self.cost_scale, self.target, self.cccp_passes)
-        return BatchLossAdapter(self.loss, self.top_k, self.sample, self.acceptance, self.seed)
-
-    def space(self, tuning_set: TuningSet, start: np.ndarray, loss: StructuredLoss) -> ListSpace | GraphSpace:
-        """The search space the loss runs on: exact lists for k-best input or list losses, else the graphs."""
-        if tuning_set.is_kbest or loss.needs_lists:
-            return ListSpace(kbest_candidates(tuning_set, start, self.kbest, self.smooth, loss.name))
-        metric = tuning_set.metric
-        order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
-        if self.prune_density:  # the search space batch MIRA searches (kbmira's --hg-prune)
-            start_weights = Weights.from_vector(tuning_set.feature_space, start)
-            tuning_set = prune_tuning_set(tuning_set, start_weights, self.prune_density)
-        return GraphSpace(tuning_set, order)
-
-    def _optimizer(self, loss: StructuredLoss, sentences: int) -> OnlineOptimizer:
-        rate = self.learning_rate
-        if rate is None:  # the loss's own rate for SGD; AdaGrad adapts its rate and starts from 0.1
-            rate = {"perceptron": 1.0, "adagrad": 0.1}.get(self.optimizer, loss.default_rate)
-        l2 = loss.default_l2 if self.l2 is None else self.l2
-        if self.l2 is None and self.loss == "ramp":
-            l2 = 1.0 / max(sentences, 1)
-        return OnlineOptimizer(self.optimizer, rate, l2, self.l1, self.l1_method, self.C, self.r)
 
     # ------------------------------------------------------------------ fit
     def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> OnlineResult:
@@ -646,47 +540,42 @@ class OnlineTrainer:
         return self.fit_mixed(tuning_set, init)
 
     def _result(
-        self,
-        init: Weights,
-        space: Any,
-        metric_object: Any,
-        metric: Callable[[np.ndarray], float],
-        score_before: float,
-        history: list[Iteration],
-        best_epoch: int,
-        best_w: np.ndarray,
-        loss_name: str,
-        started: float,
+        self, init: Weights, space: Any, metric: Any, run: Mixed, loss_name: str, started: float
     ) -> OnlineResult:
-        """The best epoch's weights written over ``init`` (normalized as asked) and the run's summary."""
+        """The best epoch's weights finished over ``init`` (:func:`~hypertune.tuners.finishing.finish_weights`) and
+        scored as written, or the start weights when they score no worse (:meth:`Mixed.keep_start`), and the
+        run's summary."""
         width = len(space)
-        weights = self._written(init, space, best_w)
-        final = weights.vector(space, width)
+        weights = self._written(init, space, run.best)
+        score_after = run.score(weights.vector(space, width))
+        kept = run.keep_start(run.score_before, score_after, metric.higher_is_better)
+        if kept:
+            score_after = run.score_before
+            weights = self._written(init, space, run.start)
         return OnlineResult(
             weights=weights,
-            score_before=score_before,
-            score_after=metric(final),
-            history=history,
+            score_before=run.score_before,
+            score_after=score_after,
+            history=run.history,
             seconds=time.perf_counter() - started,
-            seed=self.seed,
-            metric=metric_label(metric_object),
-            higher_is_better=metric_object.higher_is_better,
+            seed=self.options.seed,
+            metric=metric_label(metric),
+            higher_is_better=metric.higher_is_better,
             loss=loss_name,
-            optimizer=self.optimizer,
-            best_epoch=best_epoch,
-            nonzero=int(np.count_nonzero(best_w)),
+            optimizer=self.options.chosen_optimizer,
+            best_epoch=run.best_epoch,
+            nonzero=int(np.count_nonzero(run.best)),
             features=width,
+            kept_start=kept,
         )
 
     def _written(self, init: Weights, space: Any, w: np.ndarray) -> Weights:
-        """Weights ``w`` as the result writes them: over ``init``, normalized as asked."""
-        weights = Weights(init)
-        weights.update(Weights.from_vector(space, w))
-        return normalize_l1(weights) if self.normalize == "l1" else weights
+        """Weights ``w`` as the result writes them (:func:`~hypertune.tuners.finishing.finish_weights`)."""
+        return finish_weights(init, space, w, self.options.normalize)
 
     def fit_mixed(self, shards: Shards, init: Weights) -> OnlineResult:
-        """The online tuner by iterative parameter mixing (McDonald et al. 2010), as batch MIRA's
-        :meth:`~hypertune.tuners.mira.Mira.fit_mixed`: every epoch, each shard runs one epoch of the loss and
+        """The online tuner by iterative parameter mixing (McDonald et al. 2010), the loop of
+        :func:`~hypertune.tuners.mixing.mix` (batch MIRA's too): every epoch, each shard runs one epoch of the loss and
         optimizer over its own sentences (its own seeded order ``[seed, shard]``, its optimizer's state --
         AdaGrad's sums, AROW's confidences, the cumulative L1 penalty -- and its running average, kept on the
         shard) from the mixed weights; the mixed weights become the mean of the shards' weights in shard
@@ -695,40 +584,59 @@ class OnlineTrainer:
         across the shards' weights are mixed, the others set to 0 (Simianer et al. 2012). The epoch's
         evaluated weights are the mixture, selected the same way, of the shards' averaged (or, without
         averaging, last) weights; the best epoch's are returned. The same seed and number of shards give the
-        same weights, in one process (:class:`~hypertune.tuners.corpus.LocalShards`) or on a cluster; one
+        same weights, in one process (:class:`~hypertune.tuners.shards.LocalShards`) or on a cluster; one
         shard gives :meth:`fit`'s run on the whole set, bit for bit."""
         started = time.perf_counter()
+        options = self.options
         space = shards.feature_space
-        width = len(space)
-        w = init.vector(space, width).astype(np.float64)
-        key = f"online:{id(self)}:{time.perf_counter_ns()}"
-        sent = copy.copy(self)
-        sent.progress = sent.checkpoint = None  # what travels: the options, not the caller's callbacks
-        names = shards.map(online_shard_prepare, key, sent, w)
-        metric_object = shards.metric
+        start = init.vector(space, len(space)).astype(np.float64)
 
-        def metric(v: np.ndarray) -> float:
-            return float(metric_object.score(ordered_sum(shards.map(online_shard_stats, key, v))))
+        def entry(epoch: int, score: float, seconds: float, updates: int, loss: float) -> OnlineEpoch:
+            return OnlineEpoch(epoch, score, seconds, updates, loss / max(shards.sentences, 1))
 
-        higher = metric_object.higher_is_better
-        score_before = metric(w)
-        best_score, best_epoch, best_w = worst(higher), 0, w.copy()
-        history: list[Iteration] = []
-        for epoch in range(1, self.epochs + 1):
-            interrupts.check()
-            began = time.perf_counter()
-            w, current, updates, losses = mixed_epoch(shards.map(online_shard_epoch, key, w, epoch), self.select)
-            score = metric(current)
-            entry = OnlineEpoch(epoch, score, time.perf_counter() - began, updates, losses / max(shards.sentences, 1))
-            history.append(entry)
-            if self.progress is not None:
-                self.progress(entry)
-            if better(score, best_score, higher):
-                best_score, best_epoch, best_w = score, epoch, current
-                if self.checkpoint is not None:
-                    self.checkpoint(self._written(init, space, current), score)
-        return self._result(init, space, metric_object, metric, score_before, history, best_epoch, best_w,
-                            names[0], started)  # fmt: skip
+        def told(w: np.ndarray, score: float) -> None:  # the checkpoint hears of the weights as written
+            self.checkpoint(self._written(init, space, w), score)
+
+        mixing = Mixing(online_shard_prepare, online_shard_epoch, online_shard_stats, (options, start), entry,
+                        options.epochs, options.select)  # fmt: skip
+        run = mix(shards, mixing, start, self.progress, None if self.checkpoint is None else told)
+        return self._result(init, space, shards.metric, run, run.prepared[0], started)
+
+
+# ---------------------------------------------------------------------- a run's pieces, from its options
+def online_loss(options: OnlineOptions, seed: int | list[int]) -> StructuredLoss:
+    """The run's loss: the structured loss, or the batch loss one sentence at a time (its sampling seeded by
+    ``seed``, the shard's)."""
+    if options.loss in STRUCTURED_LOSSES:
+        return make_structured_loss(options.loss, options.cost_scale, options.target, options.cccp_passes)
+    return BatchLossAdapter(options.loss, options.top_k, options.sample, options.acceptance, seed)
+
+
+def search_space(
+    options: OnlineOptions, tuning_set: TuningSet, start: np.ndarray, loss: StructuredLoss
+) -> ListSpace | GraphSpace:
+    """The search space the loss runs on: exact lists for k-best input or list losses, else the graphs (pruned
+    to ``options.prune_density`` edges per reference word under ``start``, as batch MIRA's)."""
+    if tuning_set.is_kbest or loss.needs_lists:
+        return ListSpace(kbest_candidates(tuning_set, start, options.kbest, options.smooth, loss.name))
+    metric = tuning_set.metric
+    order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
+    if options.prune_density:  # the search space batch MIRA searches (kbmira's --hg-prune)
+        start_weights = Weights.from_vector(tuning_set.feature_space, start)
+        tuning_set = prune_tuning_set(tuning_set, start_weights, options.prune_density)
+    return GraphSpace(tuning_set, order, smoothed_gain(options.smooth))
+
+
+def online_optimizer(options: OnlineOptions, loss: StructuredLoss, sentences: int) -> OnlineOptimizer:
+    """The run's optimizer, with the loss's own learning rate and L2 unless the options set them."""
+    chosen = options.chosen_optimizer
+    rate = options.learning_rate
+    if rate is None:  # the loss's own rate for SGD; AdaGrad adapts its rate and starts from 0.1
+        rate = {"perceptron": 1.0, "adagrad": 0.1}.get(chosen, loss.default_rate)
+    l2 = loss.default_l2 if options.l2 is None else options.l2
+    if options.l2 is None and options.loss == "ramp":
+        l2 = 1.0 / max(sentences, 1)
+    return OnlineOptimizer(chosen, rate, l2, float(options.l1), options.l1_method, options.C, options.r)
 
 
 # ---------------------------------------------------------------------- the online tuners' shard functions
@@ -737,44 +645,42 @@ class _OnlineShard:
     of the weights after every step, and order generator (seeded ``[seed, shard]``; one shard: ``seed``, as
     the whole-set run)."""
 
-    def __init__(self, shard: Shard, trainer: OnlineTrainer, w: np.ndarray) -> None:
-        seed = trainer.seed if shard.count == 1 else [trainer.seed, shard.index]
-        trainer = copy.copy(trainer)
-        trainer.seed = seed  # type: ignore[assignment] - a batch loss's own sampling draws from the shard's seed
-        self.trainer = trainer
+    def __init__(self, shard: Shard, options: OnlineOptions, w: np.ndarray) -> None:
+        seed = options.seed if shard.count == 1 else [options.seed, shard.index]
+        self.options = options
         start = w.copy()
-        self.loss = trainer._loss()
-        self.space = trainer.space(shard.tuning_set, start, self.loss)
+        self.loss = online_loss(options, seed)  # a batch loss's own sampling draws from the shard's seed
+        self.space = search_space(options, shard.tuning_set, start, self.loss)
         self.loss.start(self.space, start)
-        self.optimizer = trainer._optimizer(self.loss, self.space.sentences)
+        self.optimizer = online_optimizer(options, self.loss, self.space.sentences)
         self.optimizer.start(w.size)
         self.model_best = ModelBest(shard.tuning_set)
         self.rng = np.random.default_rng(seed)
         self.w = w.copy()
         self.total, self.count = w.copy(), 1.0
-        self.mean = trainer.optimizer in ("sgd", "adagrad")
+        self.mean = options.chosen_optimizer in ("sgd", "adagrad")
 
     def epoch(self, mixed: np.ndarray, epoch: int) -> tuple[np.ndarray, np.ndarray, int, float]:
-        trainer, space, loss, w = self.trainer, self.space, self.loss, self.w
+        options, space, loss, w = self.options, self.space, self.loss, self.w
         w[:] = mixed
-        order = self.rng.permutation(space.sentences) if trainer.shuffle else np.arange(space.sentences)
+        order = self.rng.permutation(space.sentences) if options.shuffle else np.arange(space.sentences)
         loss.begin_epoch(space, w, epoch)
         updates, losses = 0, 0.0
-        for first in range(0, order.size, trainer.minibatch):
+        for first in range(0, order.size, options.minibatch):
             interrupts.check()  # a safe point between updates (in this process; a worker has no signals to defer)
-            steps = [loss.step(space, int(s), w) for s in order[first : first + trainer.minibatch]]
+            steps = [loss.step(space, int(s), w) for s in order[first : first + options.minibatch]]
             losses += sum(s.loss for s in steps if s.idx.size)
             if self.optimizer.apply(w, combine(steps, w.size, self.mean)):
                 updates += 1
             self.total += w
             self.count += 1.0
-        current = self.total / self.count if trainer.average else w.copy()
+        current = self.total / self.count if options.averaged else w.copy()
         return w.copy(), current, updates, losses
 
 
-def online_shard_prepare(shard: Shard, key: str, trainer: OnlineTrainer, w: np.ndarray) -> str:
+def online_shard_prepare(shard: Shard, key: str, options: OnlineOptions, w: np.ndarray) -> str:
     """Set up the shard's online run from the start weights ``w``; returns the loss's name."""
-    state = shard.state[key] = _OnlineShard(shard, trainer, w)
+    state = shard.state[key] = _OnlineShard(shard, options, w)
     return state.loss.name
 
 

@@ -58,12 +58,15 @@ from hypertune.errors import GraphError, HypertuneError, InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
 from hypertune.metrics.background import SCALE_NONE, background_bleu
 from hypertune.metrics.bleu import bleu_score
+from hypertune.metrics.gains import Gain
 from hypertune.metrics.linear_bleu import estimate_precisions
 from hypertune.tuners import exact_oracle
-from hypertune.tuners.corpus import ModelBest, Shard, Shards, TuningSet
-from hypertune.tuners.hope_fear import ForestArrays, Gain, HopeFearDecoder
+from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.hope_fear import ForestArrays, HopeFearDecoder
+from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.partial_bleu import beam_search
+from hypertune.tuners.shards import Shard, Shards
 from hypertune.weights import Weights
 
 METHODS = ORACLE_METHODS
@@ -81,7 +84,7 @@ class SearchLimitError(HypertuneError):
 
 @dataclass(frozen=True)
 class Oracle:
-    """One sentence's oracle: its words (boundary words dropped), sparse features, model score ``w·h``, exact
+    """One sentence's oracle: its words (sentence markers dropped), sparse features, model score ``w·h``, exact
     metric statistics and sentence score."""
 
     sentence: int
@@ -169,7 +172,7 @@ class OracleSearch:
         self.checkpoint = checkpoint
 
     def run(self, tuning_set: TuningSet | Shards, weights: Weights | None = None) -> OracleResult:
-        """Every sentence's oracle. A sharded tuning set (:class:`~hypertune.tuners.corpus.Shards`, e.g. on a
+        """Every sentence's oracle. A sharded tuning set (:class:`~hypertune.tuners.shards.Shards`, e.g. on a
         Dask cluster) searches each shard's sentences where the shard is (:meth:`run_shards`)."""
         if not isinstance(tuning_set, TuningSet):
             return self.run_shards(tuning_set, weights)

@@ -10,9 +10,10 @@ import numpy as np
 from hypertune.algorithms import count_derivations, enumerate_derivations
 from hypertune.generate import random_hypergraph
 from hypertune.metrics import BleuMetric
+from hypertune.metrics.gains import Gain
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
-from hypertune.tuners.hope_fear import Gain, HopeFearDecoder
+from hypertune.tuners.hope_fear import HopeFearDecoder
 from hypertune.weights import Weights
 
 

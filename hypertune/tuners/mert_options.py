@@ -1,0 +1,61 @@
+"""MERT's options (:class:`~hypertune.tuners.mert.Mert`); light, for the command line (see
+:mod:`hypertune.tuners.options`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, PLATEAUS
+from hypertune.tuners.options import OptionError, TunerOptions, feature_bounds, fixed_features, normalization, option
+
+
+@dataclass(frozen=True)
+class MertOptions(TunerOptions):
+    """Minimum error rate training with exact line searches (Och 2003; Macherey et al. 2008)."""
+
+    summary = "minimum error rate training (exact line search on k-best lists, lattices, forests)"
+
+    optimizer: str = option("coordinate", "search over directions (default: coordinate)", choices=MERT_OPTIMIZERS)
+    restarts: int = option(0, "random restarts besides the start point", kind="count")
+    random_directions: int = option(0, "random directions per round (Cer et al. 2008)", kind="count", metavar="K")
+    seed: int | None = option(0, "random seed (default 0)", kind="seed")
+    fixed: tuple[str, ...] = fixed_features()
+    features: tuple[str, ...] | None = option(
+        None,
+        "optimize only these features (comma-separated, repeatable)",
+        flag="--optimize",
+        parse="names",
+        metavar="NAMES",
+    )
+    bounds: Mapping[str, tuple[float, float]] | None = feature_bounds()
+    positive: bool = option(False, "keep optimized weights >= 0")
+    restart_box: tuple[Mapping[str, float], Mapping[str, float]] | None = option(
+        None,
+        "the box random restarts are drawn from: (minimum, maximum) by feature (Moses init.opt)",
+        command_line=False,
+    )
+    normalize: str = normalization()
+    plateau: str = option("none", "score intervals over a window of neighbours (Cer et al. 2008)", choices=PLATEAUS)
+    window: int = option(1, "plateau window on each side (default 1)", kind="count")
+    max_iterations: int = option(100, "most rounds of line searches per start point", kind="positive-count",
+                                 command_line=False)  # fmt: skip
+    tolerance: float = option(1e-7, "stop a start point when a round gains less than this", kind="non-negative",
+                              command_line=False)  # fmt: skip
+    n_jobs: int | None = option(None, "threads for per-sentence envelopes (0: all cores)", kind="count",
+                                shared="jobs")  # fmt: skip
+    collect_envelopes: bool = option(
+        False, "keep every derivation on an envelope (Cherry & Foster 2012)", command_line=False
+    )
+    envelope: str = option("probing", "how lattices' and forests' envelopes are found", choices=ENVELOPES,
+                           shared="envelope")  # fmt: skip
+
+    def check(self) -> None:
+        box = self.restart_box
+        if box is not None and self.restarts:
+            inverted = [f"{n} ({box[0][n]:g} > {hi:g})" for n, hi in box[1].items() if n in box[0] and box[0][n] > hi]
+            if inverted:
+                raise OptionError(
+                    f"the restart box's minimum lies above its maximum (init.opt's second and third lines) for "
+                    f"{len(inverted)} feature(s): {', '.join(inverted[:5])}{' ...' if len(inverted) > 5 else ''}"
+                )
