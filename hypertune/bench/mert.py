@@ -40,8 +40,8 @@ def benchmark_mert(
     forest = shared / "cdec" / "forests" / "training_dpmert_test_data_1.json.gz"
     if forest.is_file():
         graphs = read_graphs(str(forest))
-        refs = read_references([str(shared / "cdec" / "forests" / f"lo_test.ref.{i}") for i in range(4)])[1:2]
-        tuning = TuningSet(graphs, refs, BleuMetric(tokenize="none", ref_length="ibm"))
+        refs = read_references([str(shared / "cdec" / "forests" / f"lo_test.ref.{i}") for i in range(4)])
+        tuning = TuningSet.from_corpus(graphs, refs, BleuMetric(tokenize="none", ref_length="ibm"))
         space = tuning.feature_space
         w0, d = Weights(CDEC_WEIGHTS).vector(space), Weights({"WordPenalty": 1.0}).vector(space)
 
@@ -88,7 +88,7 @@ def _kbest_mert(nbest: str, refs: str, init: str | None, restarts: int) -> tuple
     """Load (not timed), then one MERT run with ``restarts`` random restarts (timed)."""
     graphs = read_graphs(nbest)
     references = read_references(refs)[: len(graphs)]
-    tuning = TuningSet(graphs, references, BleuMetric(tokenize="none"))
+    tuning = TuningSet.from_corpus(graphs, references, BleuMetric(tokenize="none"))
     if init:
         start, low, high = read_mert_init(init, feature_order(nbest))
         box = (low, high)
@@ -115,7 +115,7 @@ def _lattice_mert(corpus: Path, prune_density: float = 0.0) -> Figure:
         write_cache(read_graphs(str(corpus / "hg")), str(cache))
     graphs = read_graphs(str(cache))
     references = read_references(str(corpus / "ref"))[: len(graphs)]
-    tuning = TuningSet(graphs, references, BleuMetric(tokenize="none"))
+    tuning = TuningSet.from_corpus(graphs, references, BleuMetric(tokenize="none"))
     weights = read_weights([str(corpus / "dense"), str(corpus / "sparse")])
     names = set(tuning.feature_space.names)
     dense = [name for name in read_weights(str(corpus / "dense")) if name in names]  # what Moses's MERT tunes

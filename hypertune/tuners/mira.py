@@ -532,12 +532,11 @@ class Mira:
         score_before, score_after, pruned_after = run.score_before, run.best_score, None
         if pruned:  # the epochs were scored on the pruned graphs; the result on the inputs as given
 
-            def given_score(vector: np.ndarray) -> float:
-                return float(metric.score(ordered_sum(shards.map(mira_shard_given_stats, vector))))
-
             timing["prune"] = max(run.prepared)  # the shards prune side by side on a cluster
             began = time.perf_counter()
-            score_before, score_after, pruned_after = given_score(start), given_score(run.best), run.best_score
+            parts = shards.map(mira_shard_given_stats, [start, run.best])  # one model-best pass setup per shard
+            score_before, score_after = (float(metric.score(ordered_sum([p[k] for p in parts]))) for k in (0, 1))
+            pruned_after = run.best_score
             timing["evaluate"] += time.perf_counter() - began
         kept = run.keep_start(score_before, score_after, higher)
         if kept:
@@ -622,10 +621,11 @@ def mira_shard_stats(shard: Shard, key: str, w: np.ndarray) -> np.ndarray:
     return shard.state[key].runner.model_stats(w)
 
 
-def mira_shard_given_stats(shard: Shard, w: np.ndarray) -> np.ndarray:
-    """The shard's summed statistics of its model-best translations under ``w`` on its graphs as loaded (not
-    pruned): what the written weights score when the inputs are decoded again."""
-    return ModelBest(shard.tuning_set).stats(w).sum(axis=0)
+def mira_shard_given_stats(shard: Shard, vectors: list[np.ndarray]) -> list[np.ndarray]:
+    """The shard's summed statistics of its model-best translations under each of ``vectors`` on its graphs as
+    loaded (not pruned): what the weights score when the inputs are decoded again."""
+    best = ModelBest(shard.tuning_set)
+    return [best.stats(w).sum(axis=0) for w in vectors]
 
 
 def batch_mira(
