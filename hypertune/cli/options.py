@@ -328,6 +328,8 @@ def add_tuner_options(
     default, the choices of all and each different help line."""
     import dataclasses
 
+    from hypertune.tuners.options import flag_of
+
     alike: dict[str, list] = {}
     for other in merged:
         for g in dataclasses.fields(other):
@@ -336,7 +338,7 @@ def add_tuner_options(
         meta = f.metadata
         if not meta.get("command_line", True) or meta.get("shared") or f.name in skip:
             continue
-        flags = [_flag(f), *meta.get("aliases", ())]
+        flags = [flag_of(f), *meta.get("aliases", ())]
         others = alike.get(f.name, [])
         text = "; ".join(dict.fromkeys([meta["help"], *(m["help"] for m in others)]))
         spec: dict = {"dest": meta.get("dest") or f.name, "help": _help(text, f.default, meta)}
@@ -361,10 +363,6 @@ def add_tuner_options(
         parser.add_argument(*flags, **spec)
 
 
-def _flag(f) -> str:  # noqa: ANN001 - a dataclasses.Field
-    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
-
-
 def _help(text: str, default: object, meta: dict) -> str:
     """The help line, with the default appended when the line does not already say it."""
     if (
@@ -383,11 +381,13 @@ def option_flags(options: type) -> dict[str, str]:
     """Each option field's flag on the command line (for errors worded in flags)."""
     import dataclasses
 
+    from hypertune.tuners.options import flag_of
+
     out = {}
     for f in dataclasses.fields(options):
         meta = f.metadata
         shared = meta.get("shared")
-        out[f.name] = "--" + shared.replace("_", "-") if shared else (meta.get("negated") or _flag(f))
+        out[f.name] = "--" + shared.replace("_", "-") if shared else (meta.get("negated") or flag_of(f))
     return out
 
 

@@ -36,6 +36,7 @@ from hypertune.loop.candidates import CandidatePool
 from hypertune.loop.decoder import DecoderConfig, expand, run_decoder
 from hypertune.loop.workdir import STATE_VERSION, WorkDir
 from hypertune.metrics import best_index
+from hypertune.tuners.base import BleuAliases
 from hypertune.weights import Weights
 
 
@@ -112,7 +113,7 @@ def entry_score(entry: dict[str, Any]) -> float | None:
 
 
 @dataclass
-class LoopResult:
+class LoopResult(BleuAliases):
     """How the loop ended: the final weights and their dev metric, the history, why it stopped. A history
     entry's dev metric (``metric``) is its ``score`` (:func:`entry_score`); its ``bleu`` is a deprecated alias
     kept for one release, as are ``tuner_bleu_before``/``tuner_bleu_after`` beside ``tuner_score_before``/
@@ -134,16 +135,6 @@ class LoopResult:
     @property
     def score_after(self) -> float:
         return entry_score(self.history[-1])
-
-    @property
-    def bleu_before(self) -> float:
-        """Deprecated alias of :attr:`score_before`, kept for one release."""
-        return self.score_before
-
-    @property
-    def bleu_after(self) -> float:
-        """Deprecated alias of :attr:`score_after`, kept for one release."""
-        return self.score_after
 
     @property
     def best_iteration(self) -> int:

@@ -69,8 +69,26 @@ class Iteration:
         return out
 
 
+class BleuAliases:
+    """The deprecated names ``bleu_before`` and ``bleu_after`` of a result's ``score_before`` and ``score_after``
+    (the tuned metric, whatever it is), kept for one release: every tuner's result and the tuning loop's."""
+
+    score_before: float
+    score_after: float
+
+    @property
+    def bleu_before(self) -> float:
+        """Deprecated alias of :attr:`score_before`, kept for one release."""
+        return self.score_before
+
+    @property
+    def bleu_after(self) -> float:
+        """Deprecated alias of :attr:`score_after`, kept for one release."""
+        return self.score_after
+
+
 @dataclass
-class TuningResult:
+class TuningResult(BleuAliases):
     """What every tuner returns (see the module docstring)."""
 
     weights: Weights
@@ -88,16 +106,6 @@ class TuningResult:
     #: Whether nothing the tuner found scored better on the tuning set than the start weights, so that it
     #: returned them (finished as every result's weights; :mod:`hypertune.tuners.finishing`).
     kept_start: bool = field(default=False, kw_only=True)
-
-    @property
-    def bleu_before(self) -> float:
-        """Deprecated alias of :attr:`score_before`, kept for one release."""
-        return self.score_before
-
-    @property
-    def bleu_after(self) -> float:
-        """Deprecated alias of :attr:`score_after`, kept for one release."""
-        return self.score_after
 
     @property
     def metric_key(self) -> str:
