@@ -2,15 +2,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from support.paths import SHARED
+from support.rescoring_decoder import make_corpus
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
 settings.load_profile("default")
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "fixtures"
-SHARED = REPO.parent / "shared" / "data"
 
 
 @pytest.fixture
@@ -56,3 +55,9 @@ def moses_pair(shared: Path, tmp_path: Path) -> dict:
 
     init = shared / "moses" / "hypergraphs" / "sparse" / "dense.weights"
     return {"folder": folder, "ref": tmp_path / "ref", "init": init, "redecoded": redecoded}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> dict[str, Path]:
+    """A pool of 25 sentences x 40 hypotheses over 5 features and the rescoring decoder (tests/support)."""
+    return make_corpus(tmp_path)

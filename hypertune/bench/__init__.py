@@ -1,6 +1,6 @@
 """Benchmarks users run on their own machines (``hypertune bench``), one module per suite; the figures of
 docs/performance.md. This package depends on the library; nothing in the library imports it (only the
-``bench`` command does), which tests/test_architecture.py checks.
+``bench`` command does), which tests/docs/test_architecture.py checks.
 
 Each figure is the median wall time of ``repeat`` runs after one warm-up run (which also compiles the
 numba kernels), against the project's target for it.

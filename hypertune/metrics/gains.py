@@ -26,7 +26,7 @@ background, theta) -> float``; Python reaches gains through :class:`Gain` and :f
 the search of lattices and forests needs the kernel, through :func:`gain_value`, by the entry's code (a kernel
 numba caches on disk cannot take a function as an argument: passed one, it is compiled again in every
 process); k-best lists, batch MIRA's included, are scored in Python. Every gain here has a kernel; they
-agree with Python's scoring (tests/test_gains.py).
+agree with Python's scoring (tests/metrics/test_gains.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,363 @@
+"""The compiled cdec JSON reader gives exactly the graphs (and errors) of the json-module reader it
+replaced (``reference_cdec_json.py``): on the shared data, the fixture, hand-made edge cases, a generated
+corpus, and corrupted files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from support import reference_cdec_json as reference
+from support.same_graphs import assert_same_readings
+from support.strategies import format_corruptions as corruptions
+
+from hypertune.errors import InputError
+from hypertune.formats import cdec_json
+from hypertune.symbols import FeatureSpace, Vocabulary
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+
+
+@pytest.fixture
+def compiled_only(monkeypatch):
+    """Fail when the compiled reader hands a file to the Python reader."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Python reader was used")
+
+    monkeypatch.setattr(cdec_json, "read_text", refuse)
+
+
+def both(path: str, spaces=None):
+    """(result or error text) of the compiled reader and of the reference, on fresh spaces (or copies of
+    ``spaces``)."""
+    out = []
+    for module in (cdec_json, reference):
+        space, vocab = (
+            (FeatureSpace(), Vocabulary()) if spaces is None else (FeatureSpace(spaces[0]), Vocabulary(spaces[1]))
+        )
+        try:
+            out.append((module.read(path, space, vocab), space, vocab))
+        except InputError as error:
+            out.append(str(error))
+        except (ValueError, OverflowError, RecursionError) as error:  # int() of 5000 digits, float() of 1e400
+            out.append(f"{type(error).__name__}: {error}")
+    return out
+
+
+def check_file(path: str, spaces=None) -> str | None:
+    """Both readers agree on ``path``; returns the error text when both fail."""
+    got, expected = both(path, spaces)
+    if isinstance(expected, str):
+        assert got == expected
+        return expected
+    assert not isinstance(got, str), got
+    assert_same_readings(got, expected)
+    return None
+
+
+def check_text(tmp_path: Path, text: str, name: str = "graph.json") -> str | None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return check_file(str(path))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "forests/decoder_test_data_urdu.json.gz",
+        "forests/decoder_test_data_perro.json.gz",
+        "forests/decoder_test_data_small.json.gz",
+        "forests/training_dpmert_test_data_0.json.gz",
+        "forests/training_dpmert_test_data_1.json.gz",
+        "toy/hg_test.hg",
+        "toy/hg_test.hg_balanced",
+        "toy/hg_test.hg_int",
+        "toy/hg_test.lattice",
+        "toy/hg_test.tiny",
+        "toy/hg_test.tiny_lattice",
+        "toy/test-ch-inside.json",
+        "toy/test-zero-origin.json",
+    ],
+)
+def test_shared_cdec_files(shared, compiled_only, name):
+    assert check_file(str(shared / "cdec" / name)) is None
+
+
+def test_every_shared_cdec_json_file(shared):
+    """Whatever cdec JSON the shared data holds (listed or not above), both readers agree."""
+    files = [p for p in sorted((shared / "cdec").rglob("*")) if p.is_file() and cdec_json.sniff(_head(p))]
+    assert len(files) >= 13
+    for path in files:
+        check_file(str(path))
+
+
+def _head(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data[:4096].decode("utf-8", "replace")
+
+
+def test_fixture(compiled_only):
+    assert check_file(str(FIXTURES / "toy.cdec.json")) is None
+
+
+def test_spaces_that_already_hold_names(compiled_only):
+    """Names the spaces hold already keep their columns; a graph is as wide as the space once it was read."""
+    spaces = (["lm", "zzz", "glue"], ["cat", "dog"])
+    assert check_file(str(FIXTURES / "toy.cdec.json"), spaces) is None
+
+
+TOY = (FIXTURES / "toy.cdec.json").read_text(encoding="utf-8")
+ONE = '{"rules":[1,"[X] ||| a ||| a b"],"features":["f"],"edges":[{"tail":[],"feats":[0,1.5],"rule":1}],"node":{"in_edges":[0],"cat":"X"}}'  # noqa: E501
+LATTICE = (
+    '{"rules":[1,"[X] ||| [X] a ||| [1] a"],"features":["f"],"edges":[],"node":{"in_edges":[]},'
+    '"edges":[{"tail":[0],"feats":[0,-0.2],"rule":1},{"tail":[0],"feats":["g",2],"rule":1}],'
+    '"node":{"in_edges":[0,1]},"edges":[{"tail":[1],"feats":[],"rule":1}],"node":{"in_edges":[2],"cat":"Goal"}}'
+)
+
+EDGE_CASES = {
+    "several objects": ONE + "\n" + TOY + "\n" + ONE,
+    "objects on one line": ONE + ONE + "  " + ONE,
+    "stray quote": LATTICE + '\n"\n',
+    "stray quote, spaces": ONE + ' \u00a0" \u3000\n',
+    "lattice start node": LATTICE,
+    "unicode whitespace between objects": ONE + "\u2028\u00a0\t\x0c" + ONE,
+    "json whitespace everywhere": ONE.replace(":", " :\r\n\t").replace(",", " ,\n "),
+    "escapes": ONE.replace("a b", 'a\\/b \\"q\\" \\\\ \\u00e9t\\u00E9 \\ud83d\\ude00 x\\ty\\nz\\rw\\fv\\bu').replace(
+        '"cat":"X"', '"cat":"\\u0058\\/"'
+    ),
+    "escaped feature names": ONE.replace('["f"]', '["f\\u00e9","f\\u00e9","\\"g\\""]').replace(
+        '"feats":[0,1.5]', '"feats":[0,1.5,"f\\u00e9",2,1,3,2,4]'
+    ),
+    "unicode": ONE.replace("a b", "\u00e9t\u00e9 \u0645\u0627 \U0001f600 [X,\u0661]x").replace('"f"', '"\u0444"'),
+    "unicode spaces in rules": ONE.replace("a b", "a\u00a0b\u3000c\u2009d\u200be"),
+    "exponents and numbers": ONE.replace(
+        '"feats":[0,1.5]',
+        '"feats":[0,1e5,"a",-2.5E-3,"b",0,"c",-0,"d",-0.0,"e",1E+2,"f",123456789012345678,"g",0.1e1,'
+        '"h",9007199254740993,"i",1.7976931348623157e307,"j",4.9e-324,"k",1e-400,"l",0.30000000000000004,'
+        '"m",12345678901234567890123,"n",2.5e-30,"o",1e22,"p",1e23]',
+    ),
+    "feature listed twice on an edge": ONE.replace('"feats":[0,1.5]', '"feats":[0,1.5,"f",2,0,-3.5]'),
+    "inline rule and no rule": TOY.replace('"rule":1}', '"rule":null}').replace(
+        '"rule":2', '"rule":"[X] ||| x ||| y z"'
+    ),
+    "no rule key": ONE.replace(',"rule":1', ""),
+    "keys in another order": ONE.replace(
+        '{"tail":[],"feats":[0,1.5],"rule":1}', '{"rule":1,"spans":[1,2,{"x":[null,true]}],"feats":[0,1.5],"tail":[]}'
+    ).replace('{"in_edges":[0],"cat":"X"}', '{"cat":"X","extra":{},"in_edges":[0]}'),
+    "extra top-level keys": ONE.replace('"features"', '"x":[1,{"a":"b"}],"weights":{"f":1},"features"'),
+    "rules and features twice": ONE.replace(
+        '"features":["f"]', '"features":["zzz"],"rules":[1,"[X] ||| b ||| c",2,"[X] ||| d ||| e"],"features":["f"]'
+    ),
+    "empty rules and features": ONE.replace('[1,"[X] ||| a ||| a b"]', "[]").replace(',"rule":1', ""),
+    "variables": TOY.replace("[1] [2]", "[1] [X,2] [02] [1]x x[1] [X,] [,1] [X]1] [1,1] [a]b,1] [X,Y,1] [S,X]"),
+    "variables of two tails": TOY.replace("[1] [2]", "[2] [1] [S,2] [X,1] [1]"),
+    "rule with four fields": ONE.replace("a b", "a b ||| f=1 ||| x"),
+    "bars in a target": ONE.replace("a b", "a || b |||| c"),
+    "no cat": ONE.replace(',"cat":"X"', ""),
+    "cat not a string": ONE.replace('"cat":"X"', '"cat":7'),
+    "empty cat": ONE.replace('"cat":"X"', '"cat":""'),
+    "crlf": TOY.replace("\n", "\r\n"),
+    "negative rule id": ONE.replace("[1,", "[-1,").replace('"rule":1', '"rule":-1'),
+    "empty edges lists": ONE.replace('"edges":[{', '"edges":[],"edges":[],"edges":[{'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_CASES))
+def test_edge_cases(tmp_path, compiled_only, case):
+    assert check_text(tmp_path, EDGE_CASES[case]) is None
+
+
+FALLBACK_CASES = {
+    "escaped key": ONE.replace('"features"', '"feat\\u0075res"'),
+    "rules after edges": ONE.replace("}}", '},"rules":[1,"[X] ||| a ||| z"]}'),
+    "features after a node": ONE.replace("}}", '},"features":["g"]}'),
+    "tail twice": ONE.replace('"tail":[]', '"tail":[0],"tail":[]'),
+    "cat twice": ONE.replace('"cat":"X"', '"cat":"Y","cat":"X"'),
+    "in_edges of floats": ONE.replace('"in_edges":[0]', '"in_edges":[0.0]'),
+    "in_edges true": ONE.replace('"in_edges":[0]', '"in_edges":[false]'),
+    "long integer tail": ONE.replace('"tail":[]', '"tail":[123456789012345678901]'),
+    "overflowing value": ONE.replace("1.5", "1.7976931348623159e308"),
+    "largest value": ONE.replace("1.5", "1.7976931348623157e308"),
+    "an object for a list": ONE.replace('"feats":[0,1.5]', '"feats":{}').replace('"tail":[]', '"tail":{}'),
+    "an object for in_edges": ONE.replace('"in_edges":[0]', '"in_edges":{}'),
+    "an object for edges": ONE.replace('"edges":[{', '"edges":{"a":[{').replace("1}]", "1}]}"),
+    "big integer value": ONE.replace("1.5", "1" + "0" * 400),
+    "huge integer": ONE.replace('"features"', '"x":' + "1" * 5000 + ',"features"'),
+    "unicode digit variable": ONE.replace("a b", "[\u0661]"),
+    "lone surrogate": ONE.replace("a b", "a\\ud800b"),
+    "deep nesting": ONE.replace('"features"', '"x":' + "[" * 300 + "]" * 300 + ',"features"'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACK_CASES))
+def test_inputs_the_python_reader_reads(tmp_path, case):
+    check_text(tmp_path, FALLBACK_CASES[case])
+
+
+ERROR_CASES = [
+    "",
+    "   \n\n",
+    "[]",
+    "x" + ONE,
+    ONE + "x",
+    ONE + '"x',
+    '"' + ONE,
+    ONE + '\n" "',
+    "{}",
+    '{"rules":[]}',
+    ONE[:-1],
+    ONE[:40],
+    ONE.replace(":", "", 1),
+    ONE.replace(",", ",,", 1),
+    ONE.replace("[1,", "[1,,"),
+    ONE.replace("1.5", "1.5.5"),
+    ONE.replace("1.5", "01"),
+    ONE.replace("1.5", "1."),
+    ONE.replace("1.5", "-"),
+    ONE.replace("1.5", ".5"),
+    ONE.replace("1.5", "+1"),
+    ONE.replace("1.5", "1e"),
+    ONE.replace("1.5", "nul"),
+    ONE.replace("1.5", "NaN"),
+    ONE.replace("1.5", "-Infinity"),
+    ONE.replace("1.5", "Infinity"),
+    ONE.replace("1.5", "1e400"),
+    ONE.replace("1.5", "-1e999"),
+    ONE.replace("1.5", "true"),
+    ONE.replace("1.5", '"1.5"'),
+    ONE.replace("1.5", "[1.5]"),
+    ONE.replace("1.5", '{"a":1}'),
+    ONE.replace("1.5", "1.5,2"),
+    ONE.replace("a b", "a\tb"),
+    ONE.replace("a b", "a\\xb"),
+    ONE.replace("a b", "a\\u12xb"),
+    ONE.replace("a b", "a\\"),
+    ONE.replace("a b", "a ||| b"),
+    ONE.replace("a b", "[2]"),
+    ONE.replace("a b", "[0]"),
+    ONE.replace("a b", "[X,99999]"),
+    ONE.replace('"rules":[1,', '"rules":[1.0,'),
+    ONE.replace('"rules":[1,', '"rules":[true,'),
+    ONE.replace('"rules":[1,', '"rules":["1",'),
+    ONE.replace('"rules":[1,"[X] ||| a ||| a b"]', '"rules":[1,"[X] ||| a ||| a b",2]'),
+    ONE.replace('"rules":[1,"[X] ||| a ||| a b"]', '"rules":[1,"[X] ||| a ||| a b",2,"bad",3,7]'),
+    ONE.replace('"rules":[1,"[X] ||| a ||| a b"]', '"rules":{"1":"x"}'),
+    ONE.replace('"features":["f"]', '"features":"f"'),
+    ONE.replace('"features":["f"]', '"features":["f",1]'),
+    ONE.replace('"features":["f"]', '"features":[]'),
+    ONE.replace(',"features":["f"]', ""),
+    ONE.replace('"feats":[0,1.5]', '"feats":[1,1.5]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[-1,1.5]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[0]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":{"f":1}'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[0.5,1.5]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[null,1.5]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[[0],1.5]'),
+    ONE.replace('"feats":[0,1.5]', '"feats":[0,1.5,"g",1e308,"g",1e308]'),
+    ONE.replace('"tail":[]', '"tail":[0]'),
+    ONE.replace('"tail":[]', '"tail":[-1]'),
+    ONE.replace('"tail":[]', '"tail":0'),
+    ONE.replace('"tail":[]', '"tail":[0,"x"]'),
+    ONE.replace('"tail":[]', '"tail":[5,true]'),
+    ONE.replace('"tail":[]', '"tail":[5],"feats":[0]'),
+    ONE.replace('"rule":1', '"rule":2'),
+    ONE.replace('"rule":1', '"rule":1.0'),
+    ONE.replace('"rule":1', '"rule":true'),
+    ONE.replace('"rule":1', '"rule":[1]'),
+    ONE.replace('"rule":1', '"rule":"no fields"'),
+    ONE.replace('"rule":1', '"rule":"[X] ||| a ||| [3]"'),
+    ONE.replace('"in_edges":[0]', '"in_edges":[1]'),
+    ONE.replace('"in_edges":[0]', '"in_edges":[]'),
+    ONE.replace('"in_edges":[0]', '"in_edges":[0,1]'),
+    ONE.replace(',"node":{"in_edges":[0],"cat":"X"}', ""),
+    ONE.replace('"node":{', '"node":[{').replace("}}", "}]}"),
+    ONE.replace('"edges":[{', '"edges":[7,{'),
+    ONE.replace('"edges":[{', '"edges":[{"tail":"x"},{'),
+    ONE.replace('"edges":[{', '"edges":[{"tail":[],"rule":1},{')
+    .replace('"in_edges":[0]', '"in_edges":[0,1]')
+    .replace('"rule":1}]', '"rule":9}]'),
+    ONE.replace(',"node"', ',"edges":[{"tail":[]}],"node"'),
+    ONE.replace('"node":{"in_edges":[0],"cat":"X"}', '"node":{"in_edges":[5]},"node":{}'),
+    ONE + "\n" + ONE.replace('"tail":[]', '"tail":[3]'),
+    ONE + "\n\n" + ONE.replace('"tail":[]', '"tail":[3]').replace("1.5", "1.5x"),
+    ONE.replace('"tail":[]', '"tail":[3]').replace("1.5", "1.5x"),
+    ONE.replace('"tail":[]', '"tail":[3]') + "\n" + ONE[:30],
+    ONE.replace('"feats":[0,1.5]', '"feats":[0,1e308,0,1e308]') + "\n" + ONE.replace("1.5", "1.5x"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(ERROR_CASES)))
+def test_errors(tmp_path, index):
+    error = check_text(tmp_path, ERROR_CASES[index])
+    if error is not None:
+        assert "graph.json:" in error
+
+
+def test_errors_are_located_by_the_compiled_reader(tmp_path, compiled_only):
+    """Errors in a graph (not in its JSON syntax) name the graph and its line without the Python reader."""
+    text = ONE + "\n" + ONE.replace('"in_edges":[0]', '"in_edges":[1]')
+    error = check_text(tmp_path, text)
+    assert error is not None and error.endswith(":2: graph 1: node 0: in_edges [1] do not match the 1 edges listed "
+                                                 "before it (expected [0])")  # fmt: skip
+
+
+def test_not_utf8_and_missing_files(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_bytes(ONE.encode().replace(b"a b", b"a \xff b"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        cdec_json.read(str(path), FeatureSpace(), Vocabulary())
+    with pytest.raises(InputError, match="no such"):
+        cdec_json.read(str(tmp_path / "missing.json"), FeatureSpace(), Vocabulary())
+
+
+def test_generated_corpus(tmp_path, compiled_only):
+    """A larger corpus: many graphs with inline and listed rules, named and numbered features, escapes."""
+    rng = np.random.default_rng(5)
+    objects = []
+    for _ in range(30):
+        rules = [x for r in range(1, 40) for x in (r, f"[X] ||| s{r} ||| w{r % 17} [1] v\\/{r % 5} [2]")]
+        names = [f"F{k}" for k in range(int(rng.integers(0, 12)))]
+        parts = [f'"rules":{json.dumps(rules)}', f'"features":{json.dumps(names)}']
+        edge = 0
+        for v in range(int(rng.integers(1, 40))):
+            edges = []
+            for _ in range(int(rng.integers(0 if v == 0 else 1, 4))):
+                tails = [int(t) for t in rng.integers(0, v, size=2)] if v >= 1 else []
+                feats = []
+                for k in rng.integers(0, 30, size=int(rng.integers(0, 6))):
+                    key = int(k) if names and k < len(names) else f"s{int(k)}"
+                    feats += [key, round(float(rng.normal()), int(rng.integers(1, 18)))]
+                rule = int(rng.integers(1, 40)) if len(tails) == 2 else f"[X] ||| x ||| y{edge} \\u00e9"
+                edges.append({"tail": tails, "spans": [0, 1, -1, -1], "feats": feats, "rule": rule})
+            parts.append('"edges":' + json.dumps(edges))
+            parts.append('"node":' + json.dumps({"in_edges": list(range(edge, edge + len(edges))), "cat": "X"}))
+            edge += len(edges)
+        objects.append("{" + ",".join(parts) + "}")
+    path = tmp_path / "corpus.json.gz"
+    path.write_bytes(gzip.compress(("\n".join(objects) + "\n").encode()))
+    assert check_file(str(path)) is None
+
+
+def test_more_distinct_strings_than_the_first_tables_hold(tmp_path, compiled_only):
+    """The compiled scan starts with room for some thousands of words and scans again with more."""
+    rules = [x for r in range(1, 3000) for x in (r, "[X] ||| a ||| " + " ".join(f"w{r}_{k}" for k in range(5)))]
+    edges = [{"tail": [], "feats": [f"f{r}", 1], "rule": r} for r in range(1, 3000)]
+    text = json.dumps({"rules": rules, "edges": edges})[:-1] + ',"node":{"in_edges":' + json.dumps(list(range(2999)))
+    assert check_text(tmp_path, text + "}}") is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(corruptions(TOY + "\n" + LATTICE + "\n"))
+def test_corrupted_files_equal_the_reference(corrupted):
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "graph.json"
+        path.write_text(corrupted, encoding="utf-8")
+        check_file(str(path))
