@@ -3,11 +3,15 @@
 Each tuple is the one definition of its names; the module that implements the choice imports it from here
 (``tuners.mert.OPTIMIZERS`` is :data:`MERT_OPTIMIZERS`), and where a module keeps a mapping from these
 names to what they mean (``metrics.bleu.REF_LENGTHS``, the format registry) a test checks that its keys
-are exactly these. The module imports nothing, so that the command line can offer every choice in
-``hypertune COMMAND --help`` without loading numpy, scipy or numba (issue: start-up under 0.2 s).
+are exactly these. Where code is typed by a choice, the choice is a ``Literal`` type here and its tuple is
+read from it (:data:`Plateau`, :data:`PLATEAUS`). The module imports only :mod:`typing`, so that the command
+line can offer every choice in ``hypertune COMMAND --help`` without loading numpy, scipy or numba (issue:
+start-up under 0.2 s).
 """
 
 from __future__ import annotations
+
+from typing import Literal, get_args
 
 # ---------------------------------------------------------------------- inputs and outputs
 #: Graph formats (``formats.registry.FORMATS`` has exactly these keys; its order is the sniffing order).
@@ -47,20 +51,24 @@ GAINS = ("background", "bleu+1", "linear", "moses", "nakov")
 
 # ---------------------------------------------------------------------- tuners
 #: MERT's search over directions (``tuners.mert``).
-MERT_OPTIMIZERS = ("coordinate", "cyclic", "powell", "random-directions")
+MertOptimizer = Literal["coordinate", "cyclic", "powell", "random-directions"]
+MERT_OPTIMIZERS: tuple[MertOptimizer, ...] = get_args(MertOptimizer)
 #: MERT's plateau handling of a line search's error surface (Cer et al. 2008; ``tuners.linesearch``).
-PLATEAUS = ("none", "average", "minimum")
+Plateau = Literal["none", "average", "minimum"]
+PLATEAUS: tuple[Plateau, ...] = get_args(Plateau)
 #: How a tuner finishes the weights it writes (``tuners.finishing``): divided by their L1 norm, or as found.
 NORMALIZATIONS = ("l1", "none")
 #: The help line of every tuning command's ``--normalize`` (docs/cli.md, "The weights a tuning command writes").
 NORMALIZE_HELP = "l1: divide all written weights (kept --init ones too) by their L1 norm (default); none: as found"
 #: How MERT computes a lattice's or forest's envelope (``tuners.mert``).
-ENVELOPES = ("probing", "semiring")
+Envelope = Literal["probing", "semiring"]
+ENVELOPES: tuple[Envelope, ...] = get_args(Envelope)
 #: What batch MIRA searches (``tuners.mira``): chosen from the inputs (auto), k-best lists, or lattices and forests.
 MIRA_MODES = ("auto", "nbest", "hypergraph")
 #: How hope and fear are searched in a lattice or forest: Moses's approximate forest search, or exact n-gram
 #: intersection (linear BLEU only; ``tuners.hope_fear``).
-HOPE_FEAR_SEARCHES = ("approximate", "exact")
+HopeFearSearch = Literal["approximate", "exact"]
+HOPE_FEAR_SEARCHES: tuple[HopeFearSearch, ...] = get_args(HopeFearSearch)
 #: Minimum-risk objectives (``tuners.objectives``).
 RISK_OBJECTIVES = ("xbleu", "risk", "linear-bleu")
 #: Batch losses over k-best candidates (``tuners.losses``).

@@ -25,7 +25,7 @@ MODES = {"boolean": BOOLEAN, "real": REAL, "log": LOG, "tropical": TROPICAL}
 _jit = numba.njit(cache=True, nogil=True)
 
 
-def _jit_without_reference_counts():  # noqa: ANN202 - a numba decorator
+def _jit_without_reference_counts():
     """The decorator for a kernel called once per item that allocates nothing: compiled without reference
     counting (numba's ``_nrt`` option, not public API). Otherwise every call counts each array of its
     arguments (and of the tuples its inlined helpers bind) up and down again, which can cost as much as the

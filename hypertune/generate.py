@@ -20,11 +20,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.hypergraph import Hypergraph, _Arrays, _flat_ranges, from_kbest, trim
+from hypertune.arrays import flat_ranges, offsets_from_counts
+from hypertune.hypergraph import Hypergraph, from_kbest, trimmed
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 
-def random_hypergraph(
+def random_hypergraph(  # noqa: PLR0913 - keyword-only knobs of a generator, each with a default
     num_edges: int = 1000,
     *,
     max_arity: int = 2,
@@ -50,8 +51,7 @@ def random_hypergraph(
     arity = np.fromiter((len(t) for t in tails_list), dtype=np.int64, count=len(tails_list))
     tails = np.fromiter((t for ts in tails_list for t in ts), dtype=np.int64, count=int(arity.sum()))
     order = np.argsort(head, kind="stable")
-    tail_offsets = np.concatenate(([0], np.cumsum(arity)))
-    tails = tails[_flat_ranges(tail_offsets, order)]
+    tails = tails[flat_ranges(offsets_from_counts(arity), order)]
     head, arity = head[order], arity[order]
     num_nodes = int(head.max()) + 1
     vocabulary = Vocabulary() if vocabulary is None else vocabulary
@@ -63,20 +63,20 @@ def random_hypergraph(
         (dense.ravel(), np.tile(columns, head.size), np.arange(head.size + 1) * num_features),
         shape=(head.size, len(feature_space)),
     )
-    arrays = _Arrays(
-        num_nodes,
-        head,
-        np.concatenate(([0], np.cumsum(arity))),
-        tails,
-        features,
-        target_offsets,
-        target,
-        feature_space,
-        vocabulary,
-        None,
-        {"generator": "lattice" if lattice else "forest"},
+    return trimmed(
+        {
+            "num_nodes": num_nodes,
+            "head": head,
+            "tail_offsets": offsets_from_counts(arity),
+            "tails": tails,
+            "features": features,
+            "target_offsets": target_offsets,
+            "target": target,
+            "feature_space": feature_space,
+            "vocabulary": vocabulary,
+            "metadata": {"generator": "lattice" if lattice else "forest"},
+        }
     )
-    return trim(arrays)
 
 
 def _forest_structure(
@@ -146,7 +146,8 @@ def _lattice_structure(
     """A start node, ``states`` nodes per source position, arcs covering 1-3 positions, and a goal."""
     states = max(2, int(np.sqrt(num_edges / fan_in / 20)))
     positions = max(2, num_edges // (fan_in * states))
-    heads, tails = [0], [()]
+    heads = [0]
+    tails: list[tuple[int, ...]] = [()]
     for position in range(1, positions + 1):
         for s in range(states):
             node = 1 + (position - 1) * states + s
@@ -176,7 +177,7 @@ def _random_targets(
         before = ((rng.random(edges) < 0.5) | (arity == 0)).astype(np.int64)
         after = (rng.random(edges) < 0.5).astype(np.int64)
     length = before + arity + after
-    offsets = np.concatenate(([0], np.cumsum(length)))
+    offsets = offsets_from_counts(length)
     target = np.empty(int(offsets[-1]), dtype=np.int64)
     position = np.arange(target.size) - np.repeat(offsets[:-1], length)
     tail_index = position - np.repeat(before, length)

@@ -146,7 +146,7 @@ def watched(function: Callable[[], T], stop: Callable[[], None]) -> T:
     def target() -> None:
         try:
             outcome.append((True, function()))
-        except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
+        except BaseException as error:  # handed to the waiting thread
             outcome.append((False, error))
 
     thread = threading.Thread(target=target, name="hypertune-watched", daemon=True)

@@ -11,7 +11,6 @@ settings.register_profile(
 settings.load_profile("default")
 
 
-
 @pytest.fixture
 def shared() -> Path:
     """The reference data beside the repository; tests using it skip when it is absent."""
@@ -40,7 +39,7 @@ def moses_pair(shared: Path, tmp_path: Path) -> dict:
         shutil.copy(shared / "moses" / "hypergraphs" / name / "hg.gz", folder / f"{i}.gz")
     graphs = read_graphs(str(folder))
 
-    def text(words) -> str:  # noqa: ANN001
+    def text(words) -> str:
         return " ".join(w for w in words if w not in ("<s>", "</s>"))
 
     references = []

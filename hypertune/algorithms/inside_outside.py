@@ -9,18 +9,26 @@ with a compiled kernel run it when ``engine`` is ``"auto"`` (the default) or ``"
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from hypertune import compiled
 from hypertune.hypergraph import Hypergraph
-from hypertune.semirings import CountingSemiring, ExpectationValues, Semiring
+from hypertune.semirings import CountingSemiring, ExpectationValues, Semiring, SemiringValues
 
 Engine = Literal["auto", "generic", "compiled"]
 
 
-def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engine: Engine = "auto") -> Sequence[Any]:
+@overload
+def inside(
+    hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any] | np.ndarray, engine: Engine = "auto"
+) -> Sequence[Any] | np.ndarray: ...
+@overload
+def inside(
+    hg: Hypergraph, semiring: Semiring, edge_values: SemiringValues, engine: Engine = "auto"
+) -> SemiringValues: ...
+def inside(hg: Hypergraph, semiring: Semiring, edge_values: SemiringValues, engine: Engine = "auto") -> SemiringValues:
     """Inside values β(v) for every node; β(goal) is the semiring sum over all derivations.
 
     β(v) = ⊕_{e ∈ in(v)} k_e ⊗ β(tail_1(e)) ⊗ ... ⊗ β(tail_n(e))
@@ -29,12 +37,13 @@ def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engin
     all are indexed by node.
     """
     _check_length(hg, edge_values)
-    if _use_kernel(semiring, edge_values, engine):
-        if semiring.compiled_kernel == "expectation":
-            p, r = compiled.expectation_inside(hg.node_offsets, hg.tail_offsets, hg.tails, edge_values.p, edge_values.r)
-            return ExpectationValues(p, r)
+    kernel = _kernel_to_run(semiring, edge_values, engine)
+    if kernel is not None and isinstance(edge_values, ExpectationValues):
+        p, r = compiled.expectation_inside(hg.node_offsets, hg.tail_offsets, hg.tails, edge_values.p, edge_values.r)
+        return ExpectationValues(p, r)
+    if kernel is not None and isinstance(edge_values, np.ndarray):
         return compiled.scalar_inside(
-            compiled.MODES[semiring.compiled_kernel],
+            compiled.MODES[kernel],
             hg.node_offsets,
             hg.tail_offsets,
             hg.tails,
@@ -55,8 +64,8 @@ def inside(hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engin
 def outside(
     hg: Hypergraph,
     semiring: Semiring,
-    edge_values: Sequence[Any],
-    inside_values: Sequence[Any] | None = None,
+    edge_values: SemiringValues,
+    inside_values: SemiringValues | None = None,
     engine: Engine = "auto",
 ) -> list[Any] | np.ndarray:
     """Outside values α(v): the semiring sum over the goal's derivations with a hole at ``v``.
@@ -67,9 +76,10 @@ def outside(
     if not semiring.commutative:
         raise ValueError(f"outside needs a commutative semiring; {semiring!r} is not")
     beta = inside(hg, semiring, edge_values, engine) if inside_values is None else inside_values
-    if _use_kernel(semiring, edge_values, engine) and semiring.compiled_kernel != "expectation":
+    kernel = _kernel_to_run(semiring, edge_values, engine)
+    if kernel is not None and isinstance(edge_values, np.ndarray):
         return compiled.scalar_outside(
-            compiled.MODES[semiring.compiled_kernel],
+            compiled.MODES[kernel],
             hg.head,
             hg.tail_offsets,
             hg.tails,
@@ -93,14 +103,15 @@ def outside(
 def edge_inside(
     hg: Hypergraph,
     semiring: Semiring,
-    edge_values: Sequence[Any],
-    inside_values: Sequence[Any],
+    edge_values: SemiringValues,
+    inside_values: SemiringValues,
     engine: Engine = "auto",
 ) -> list[Any] | np.ndarray:
     """k_e ⊗ β(tail_1) ⊗ ... for every edge: the part of its head's inside value that comes through ``e``."""
-    if _use_kernel(semiring, edge_values, engine) and semiring.compiled_kernel != "expectation":
+    kernel = _kernel_to_run(semiring, edge_values, engine)
+    if kernel is not None and isinstance(edge_values, np.ndarray):
         return compiled.edge_inside(
-            compiled.MODES[semiring.compiled_kernel],
+            compiled.MODES[kernel],
             hg.tail_offsets,
             hg.tails,
             _as_float_array(edge_values),
@@ -135,22 +146,23 @@ def describe_graph(hg: Hypergraph) -> dict[str, Any]:
 # ---------------------------------------------------------------------- dispatch helpers
 
 
-def _use_kernel(semiring: Semiring, edge_values: Sequence[Any], engine: Engine) -> bool:
+def _kernel_to_run(semiring: Semiring, edge_values: SemiringValues, engine: Engine) -> str | None:
+    """The compiled kernel to run for these values (``None``: the generic loops)."""
     if engine == "generic":
-        return False
+        return None
     kernel = semiring.compiled_kernel
     suitable = kernel is not None and (
         isinstance(edge_values, ExpectationValues) if kernel == "expectation" else isinstance(edge_values, np.ndarray)
     )
     if engine == "compiled" and not suitable:
         raise ValueError(f"no compiled kernel for {semiring!r} with edge values of type {type(edge_values).__name__}")
-    return suitable
+    return kernel if suitable else None
 
 
 def _as_float_array(edge_values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(edge_values, dtype=np.float64)
 
 
-def _check_length(hg: Hypergraph, edge_values: Sequence[Any]) -> None:
+def _check_length(hg: Hypergraph, edge_values: SemiringValues) -> None:
     if len(edge_values) != hg.num_edges:
         raise ValueError(f"{len(edge_values)} edge values for {hg.num_edges} edges")

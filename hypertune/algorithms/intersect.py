@@ -37,9 +37,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from hypertune.arrays import flat_ranges, offsets_from_counts
 from hypertune.compiled import grown, uncounted_jit
 from hypertune.errors import GraphError
-from hypertune.hypergraph import Derivation, Hypergraph, _flat_ranges
+from hypertune.hypergraph import Derivation, Hypergraph
 
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")  # the helpers of the copy loop
@@ -166,7 +167,7 @@ class _Split(NamedTuple):
     ``node_origin``, ``node_state`` (its row) and ``node_hash``; ``slots``: the state table of the node being
     split (ids below that node's first are free slots). Split edge ``i``: ``edge_head``, ``edge_origin``, its
     number of n-grams ``edge_grams``; its tails and n-grams follow the previous edge's in ``tails`` and
-    ``grams``. ``count``: split nodes, edges, tails, n-grams, and 1 once ``max_nodes`` is exceeded."""
+    ``grams``. ``counts``: split nodes, edges, tails, n-grams, and 1 once ``max_nodes`` is exceeded."""
 
     node_origin: np.ndarray
     node_hash: np.ndarray
@@ -177,7 +178,7 @@ class _Split(NamedTuple):
     edge_grams: np.ndarray
     tails: np.ndarray
     grams: np.ndarray
-    count: np.ndarray
+    counts: np.ndarray
 
 
 class _Scratch(NamedTuple):
@@ -217,21 +218,21 @@ def _needed_sides(g: _Graph) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cov
 
 
 @_inline
-def _mix(h: int, x: int) -> int:  # pragma: no cover - compiled
+def _mix(h: np.int64, x: np.int64) -> np.int64:  # pragma: no cover - compiled
     """One step of the row hash: the running hash ``h`` with the next entry ``x`` (multiply, xorshift)."""
     h = (h ^ x) * _MIX
     return h ^ (h >> 29)
 
 
 @_inline
-def _finish(h: int) -> int:  # pragma: no cover - compiled
+def _finish(h: np.int64) -> np.int64:  # pragma: no cover - compiled
     """The last step of the row hash (an avalanche, so that the low bits used as a slot depend on all bits)."""
     h *= _FINAL
     return h ^ (h >> 32)
 
 
 @_jit
-def _row_hash(row: np.ndarray) -> int:  # pragma: no cover - compiled
+def _row_hash(row: np.ndarray) -> np.int64:  # pragma: no cover - compiled
     """The 64-bit hash of an int64 row (the same as a state row's hash in :func:`_state_row`)."""
     h = np.int64(row.size)
     for x in row:
@@ -241,8 +242,8 @@ def _row_hash(row: np.ndarray) -> int:  # pragma: no cover - compiled
 
 @_jit
 def _probe(
-    slots: np.ndarray, hashes: np.ndarray, rows: np.ndarray, row: np.ndarray, h: int
-) -> int:  # pragma: no cover - compiled
+    slots: np.ndarray, hashes: np.ndarray, rows: np.ndarray, row: np.ndarray, h: np.int64
+) -> np.int64:  # pragma: no cover - compiled
     """The slot of ``row`` in an open-addressing table of ids of ``rows`` (linear probing, -1 free): the slot
     holding an equal row's id, or the free slot where it goes. Rows are compared, not only their hashes."""
     mask = slots.size - 1
@@ -260,11 +261,11 @@ def _has_room(out: _Split, first_state: int, tails: int, grams: int) -> bool:  #
     """Whether ``out`` has room for one more split node (also in the state table of the node being split, whose
     ids start at ``first_state``), one more edge, ``tails`` tails and ``grams`` n-grams."""
     return (
-        out.count[0] < out.node_origin.size
-        and out.count[1] < out.edge_head.size
-        and out.count[2] + tails <= out.tails.size
-        and out.count[3] + grams <= out.grams.shape[0]
-        and 2 * (out.count[0] - first_state + 1) <= out.slots.size
+        out.counts[0] < out.node_origin.size
+        and out.counts[1] < out.edge_head.size
+        and out.counts[2] + tails <= out.tails.size
+        and out.counts[3] + grams <= out.grams.shape[0]
+        and 2 * (out.counts[0] - first_state + 1) <= out.slots.size
     )
 
 
@@ -272,7 +273,7 @@ def _has_room(out: _Split, first_state: int, tails: int, grams: int) -> bool:  #
 def _reserve(out: _Split, first_state: int, tails: int, grams: int) -> _Split:  # pragma: no cover - compiled
     """``out`` grown to have room (see :func:`_has_room`): arrays doubled, the state table of the node being
     split rehashed twice as large. Only called when something is full."""
-    c = out.count
+    c = out.counts
     slots = out.slots
     if 2 * (c[0] - first_state + 1) > slots.size:
         slots = np.full(2 * slots.size, -1, np.int64)
@@ -330,7 +331,7 @@ def _sequence(g: _Graph, rules: _Rules, e: int, out: _Split, scratch: _Scratch) 
 def _add_grams(scratch: _Scratch, length: int, order: int, out: _Split) -> int:  # pragma: no cover - compiled
     """Append to ``out.grams`` the n-grams of the sequence that are not inside one tail's words and span no gap
     (ending position by position, shortest first); returns how many."""
-    at = q = out.count[3]
+    at = q = out.counts[3]
     run_start = 0
     for p in range(length):
         if scratch.word[p] == GAP:
@@ -344,14 +345,14 @@ def _add_grams(scratch: _Scratch, length: int, order: int, out: _Split) -> int: 
                 for j in range(order):
                     out.grams[q, j] = scratch.word[start + j] if j < n else -1
                 q += 1
-    out.count[3] = q
+    out.counts[3] = q
     return q - at
 
 
 @_inline
 def _state_row(
     scratch: _Scratch, length: int, k: int, need_left: bool, need_right: bool
-) -> int:  # pragma: no cover - compiled
+) -> np.int64:  # pragma: no cover - compiled
     """Write the state of the sequence into ``scratch.row`` and return its hash: its first ``k`` words before a
     gap and last ``k`` after one, on the sides the head keeps; a yield shorter than ``k`` is kept whole on both
     sides when any side is kept."""
@@ -386,7 +387,7 @@ def _state_row(
 
 @_inline
 def _intern(
-    out: _Split, scratch: _Scratch, h: int, v: int, first_state: int, max_nodes: int
+    out: _Split, scratch: _Scratch, h: np.int64, v: int, first_state: int, max_nodes: int
 ) -> int:  # pragma: no cover - compiled
     """The split id of state ``scratch.row`` (hash ``h``) of node ``v``, whose states are the ids from
     ``first_state`` on, made when new; -1 when a new one would pass ``max_nodes``. Ids below ``first_state`` in
@@ -403,14 +404,14 @@ def _intern(
             if j == scratch.row.size:
                 return s
         i = (i + 1) & mask
-    s = out.count[0]
+    s = out.counts[0]
     if s >= max_nodes:
         return -1
     out.slots[i] = s
     out.node_origin[s], out.node_hash[s] = v, h
     for j in range(scratch.row.size):
         out.node_state[s, j] = scratch.row[j]
-    out.count[0] = s + 1
+    out.counts[0] = s + 1
     return s
 
 
@@ -446,12 +447,12 @@ def _copy_edge(
         s = _intern(out, scratch, h, v, first[v], rules.max_nodes)
         if s < 0:
             return TOO_MANY
-        edge = out.count[1]
+        edge = out.counts[1]
         out.edge_head[edge], out.edge_origin[edge], out.edge_grams[edge] = s, e, made
         for i in range(arity):
-            out.tails[out.count[2] + i] = scratch.combo[i]
-        out.count[1] += 1
-        out.count[2] += arity
+            out.tails[out.counts[2] + i] = scratch.combo[i]
+        out.counts[1] += 1
+        out.counts[2] += arity
         if not _advance(g, e, first, scratch):
             return DONE
 
@@ -478,7 +479,7 @@ def _copy_edges(
                 return status
             cursor[1] += 1
             cursor[2] = 0
-        first[v + 1] = out.count[0]
+        first[v + 1] = out.counts[0]
         cursor[0] += 1
     return DONE
 
@@ -504,7 +505,7 @@ def _new_split(g: _Graph, rules: _Rules) -> tuple[_Split, _Scratch]:  # pragma: 
 @_jit
 def _split_edges(g: _Graph, rules: _Rules) -> _Split:  # pragma: no cover - compiled
     """Copy every edge over every combination of its tails' states (see the module docstring), growing the
-    outputs whenever they are full. ``count[4]`` is set beyond ``max_nodes``."""
+    outputs whenever they are full. ``counts[4]`` is set beyond ``max_nodes``."""
     out, scratch = _new_split(g, rules)
     first = np.zeros(g.node_offsets.size, np.int64)
     cursor = np.zeros(3, np.int64)
@@ -513,7 +514,7 @@ def _split_edges(g: _Graph, rules: _Rules) -> _Split:  # pragma: no cover - comp
         out = _reserve(out, first[cursor[0]], scratch.combo.size, scratch.word.size * rules.order)
         status = _copy_edges(g, rules, first, out, scratch, cursor)
     if status == TOO_MANY:
-        out.count[4] = 1
+        out.counts[4] = 1
     return out
 
 
@@ -616,9 +617,9 @@ def intersect_ngrams(
     need_left, need_right = _needed_sides(g)
     bound = max(min(int(max_nodes), 2**62), -1)
     out = _split_edges(g, _Rules(int(order), _skip_mask(skip, hg.target), need_left, need_right, bound))
-    if out.count[4]:
+    if out.counts[4]:
         raise GraphError(f"the n-gram intersection has more than {max_nodes} nodes")
-    nodes = int(out.count[0])
+    nodes = int(out.counts[0])
     if nodes > 1 and out.node_origin[nodes - 2] == hg.goal:  # pragma: no cover - the goal never needs a side
         raise GraphError("internal error: the goal node split into several states")
     return _assemble(hg, order, g, out)
@@ -626,24 +627,24 @@ def intersect_ngrams(
 
 def _assemble(hg: Hypergraph, order: int, g: _Graph, out: _Split) -> NgramIntersection:
     """The split graph with its edges grouped by head (stable: split nodes are created in topological order)."""
-    nodes, edges = int(out.count[0]), int(out.count[1])
+    nodes, edges = int(out.counts[0]), int(out.counts[1])
     head = out.edge_head[:edges]
     by_head = _by_head(head, nodes)
     tail_offsets, tails, gram_offsets, grams, gram_orders = _gather(g, out, by_head)
     origin = out.edge_origin[by_head]
     target_lengths = np.diff(hg.target_offsets)[origin]
     graph = Hypergraph(
-        nodes,
-        head[by_head],
-        tail_offsets,
-        tails,
-        hg.features[origin],
-        np.concatenate(([0], np.cumsum(target_lengths))),
-        hg.target[_flat_ranges(hg.target_offsets, origin)],
-        hg.feature_space,
-        hg.vocabulary,
-        None,
-        dict(hg.metadata),
+        num_nodes=nodes,
+        head=head[by_head],
+        tail_offsets=tail_offsets,
+        tails=tails,
+        features=hg.features[origin],
+        target_offsets=offsets_from_counts(target_lengths),
+        target=hg.target[flat_ranges(hg.target_offsets, origin)],
+        feature_space=hg.feature_space,
+        vocabulary=hg.vocabulary,
+        node_labels=None,
+        metadata=dict(hg.metadata),
         **hg.annotations(origin),
     )
     return NgramIntersection(

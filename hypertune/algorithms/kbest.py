@@ -39,7 +39,7 @@ class LazyKBest:
     ``scores[e]`` is the additive score of edge ``e`` (for example ``w · f_e``).
     """
 
-    def __init__(self, hg: Hypergraph, scores: Sequence[float], unique: bool = False) -> None:
+    def __init__(self, hg: Hypergraph, scores: Sequence[float] | np.ndarray, unique: bool = False) -> None:
         self.hg = hg
         self.scores = np.asarray(scores, dtype=np.float64)
         self.unique = unique
@@ -64,7 +64,7 @@ class LazyKBest:
             answer = None
         return bool(answer)
 
-    def _kth(self, node: int, k: int) -> Generator[tuple[int, int], bool, bool]:
+    def _kth(self, node: int, k: int) -> Generator[tuple[int, int], bool | None, bool]:
         state = self.states[node]
         if state.heap is None:
             state.heap = []
@@ -84,7 +84,7 @@ class LazyKBest:
             state.found.append((-negative, e, ranks))
         return len(state.found) >= k
 
-    def _push(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> Generator[tuple[int, int], bool, None]:
+    def _push(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> Generator[tuple[int, int], bool | None, None]:
         """Queue candidate ``<e, ranks>`` once its tails have the derivations it needs (asked as requests)."""
         tails = self.hg.edge_tails(e)
         score = self.scores[e]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +34,7 @@ from hypertune.semirings import (
     LogSemiring,
     RealSemiring,
     Semiring,
+    SemiringValues,
     TropicalSemiring,
 )
 from hypertune.semirings.envelope import EnvelopeSemiring
@@ -49,7 +49,7 @@ class NamedSemiring:
 
     name: str
     semiring: Semiring
-    values: Sequence[Any]
+    values: SemiringValues
 
 
 def named_semiring(name: str, hg: Hypergraph, weights: Weights, direction: Weights | None = None) -> NamedSemiring:
@@ -65,19 +65,19 @@ def named_semiring(name: str, hg: Hypergraph, weights: Weights, direction: Weigh
     if name in ("log", "tropical"):
         return NamedSemiring(name, LogSemiring() if name == "log" else TropicalSemiring(), scores)
     if name.startswith("kbest:"):
-        semiring = KBestSemiring(_count(name))
-        return NamedSemiring(name, semiring, [semiring.edge_value(e, s) for e, s in enumerate(scores)])
+        kbest = KBestSemiring(_count(name))
+        return NamedSemiring(name, kbest, [kbest.edge_value(e, s) for e, s in enumerate(scores)])
     if name == "expectation":
         features = hg.feature_matrix().toarray()
-        semiring = ExpectationSemiring(features.shape[1])
-        return NamedSemiring(name, semiring, semiring.edge_values(np.exp(scores), features))
+        expectation = ExpectationSemiring(features.shape[1])
+        return NamedSemiring(name, expectation, expectation.edge_values(np.exp(scores), features))
     if name == "envelope":
         if direction is None:
             raise ValueError("the envelope semiring needs a direction")
         slopes = direction.edge_scores(hg)
-        semiring = EnvelopeSemiring()
-        lines = [semiring.edge_value(e, s, d) for e, (s, d) in enumerate(zip(scores, slopes, strict=True))]
-        return NamedSemiring(name, semiring, lines)
+        envelope = EnvelopeSemiring()
+        lines = [envelope.edge_value(e, s, d) for e, (s, d) in enumerate(zip(scores, slopes, strict=True))]
+        return NamedSemiring(name, envelope, lines)
     if ":" in name:
         return _user_semiring(name, scores)
     raise ValueError(f"unknown semiring {name!r}; choose one of {', '.join(NAMES)} or give module:Class")
@@ -126,7 +126,7 @@ class TraceStep:
     running: Any
 
 
-def inside_trace(hg: Hypergraph, semiring: Semiring, values: Sequence[Any]) -> list[list[TraceStep]]:
+def inside_trace(hg: Hypergraph, semiring: Semiring, values: SemiringValues) -> list[list[TraceStep]]:
     """The inside computation written out node by node, bottom-up, as by hand: for node ``v`` one step per
     in-edge ``e``, ``k_e ⊗ β(t₁) ⊗ …`` and the running sum. The last step's ``running`` is ``β(v)``; the
     same recursion as :func:`~hypertune.algorithms.inside_outside.inside`."""

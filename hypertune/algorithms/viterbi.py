@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hypertune import compiled
-from hypertune.algorithms.inside_outside import Engine, _check_length, _use_kernel
+from hypertune.algorithms.inside_outside import Engine, _check_length, _kernel_to_run
 from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
-from hypertune.semirings import Semiring, TropicalSemiring
+from hypertune.semirings import Semiring, SemiringValues, TropicalSemiring
 from hypertune.weights import Weights
 
 
 def best_derivation(
-    hg: Hypergraph, semiring: Semiring, edge_values: Sequence[Any], engine: Engine = "auto"
+    hg: Hypergraph, semiring: Semiring, edge_values: SemiringValues, engine: Engine = "auto"
 ) -> tuple[Any, Derivation]:
     """The best derivation under a selective semiring (⊕ picks one of its arguments) and its value.
 
@@ -25,7 +24,7 @@ def best_derivation(
     if not semiring.selective:
         raise ValueError(f"best-derivation search needs a selective semiring (a ⊕ b ∈ {{a, b}}); {semiring!r} is not")
     _check_length(hg, edge_values)
-    if semiring.compiled_kernel == "tropical" and _use_kernel(semiring, edge_values, engine):
+    if _kernel_to_run(semiring, edge_values, engine) == "tropical":
         best, best_edge = compiled.viterbi_inside(
             hg.node_offsets, hg.tail_offsets, hg.tails, np.ascontiguousarray(edge_values, dtype=np.float64)
         )
@@ -60,7 +59,7 @@ def describe_derivation(hg: Hypergraph, derivation: Derivation, score: float) ->
     """Attach yield and features to a derivation."""
     vector = hg.derivation_features(derivation)
     names = hg.feature_space.names
-    features = {names[i]: float(vector[i]) for i in np.flatnonzero(vector)}
+    features = {names[i]: float(vector[i]) for i in np.flatnonzero(vector).tolist()}
     return ScoredDerivation(float(score), derivation, hg.derivation_words(derivation), features)
 
 

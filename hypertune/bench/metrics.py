@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.bench.core import Figure
 from hypertune.metrics.bleu import bleu_stats_batch, build_references
 
@@ -42,15 +43,14 @@ def synthetic_kbest(
         base.append(refs[0])
     sentence = np.repeat(np.arange(n_sentences, dtype=np.int64), hypotheses_per_sentence)[:n_hypotheses]
     lengths = np.maximum(1, rng.poisson(mean_length, size=n_hypotheses)).astype(np.int64)
-    offsets = np.zeros(n_hypotheses + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_from_counts(lengths)
     tokens = words(int(offsets[-1]))
     # copy runs from the sentence's first reference into about 60% of the positions
     keep = rng.random(int(offsets[-1])) < 0.6
     position = np.arange(int(offsets[-1])) - np.repeat(offsets[:-1], lengths)
     ref_lengths = np.array([len(b) for b in base], dtype=np.int64)
     ref_flat = np.concatenate(base)
-    ref_start = np.concatenate(([0], np.cumsum(ref_lengths)[:-1]))
+    ref_start = offsets_from_counts(ref_lengths)[:-1]
     hyp_sentence = np.repeat(sentence, lengths)
     source = ref_start[hyp_sentence] + position % ref_lengths[hyp_sentence]
     tokens[keep] = ref_flat[source[keep]]

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import warnings
+from functools import partial
 
 from hypertune.bench.core import Figure, make_bench_corpus, median_time
 from hypertune.formats import read_graphs, read_references, read_weights
@@ -22,6 +23,7 @@ from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, TuningSet
 from hypertune.tuners.minrisk import Annealing, MinRisk
 from hypertune.tuners.model_best import ModelBest
+from hypertune.tuners.shards import Shard
 from hypertune.weights import Weights
 
 MOSES_START = {
@@ -43,7 +45,7 @@ def benchmark_minrisk(shared_dir: str, workdir: str) -> list[Figure]:
     start = Weights({name: 0.1 for name in tuning_set.feature_space.names})
     for objective in ("xbleu", "risk", "linear-bleu"):
         problem = MinRisk(objective=objective).problem(tuning_set, start)
-        seconds = median_time(lambda p=problem: p.value_and_gradient(p.start, 1.0, 0.5), 20)
+        seconds = median_time(partial(problem.value_and_gradient, problem.start, 1.0, 0.5), 20)
         detail = f"{sum(g.num_edges for g in tuning_set.graphs)} edges, entropy term included"
         figures.append(Figure(f"minrisk {objective}: objective + gradient, 1,000 x 100", seconds, 0.020, detail))
     hg200 = make_bench_corpus(shared_dir, workdir, "hg", 200)
@@ -53,7 +55,7 @@ def benchmark_minrisk(shared_dir: str, workdir: str) -> list[Figure]:
     problem = MinRisk(objective="linear-bleu").problem(tuning_set, weights)
     split = time.perf_counter() - began
     seconds = median_time(lambda: problem.value_and_gradient(problem.start, 1.0), 5)
-    split_edges = sum(shard.state[problem.key].space.packed.num_edges for shard in problem.shards.shards)
+    split_edges = sum(problem.shards.map(_split_edges, problem.key))
     detail = f"{split_edges} edges after the n-gram split, which took {split:.1f} s once"
     figures.append(Figure("minrisk linear-bleu: objective + gradient, 200 forests", seconds, 0.5, detail))
     began = time.perf_counter()
@@ -65,6 +67,11 @@ def benchmark_minrisk(shared_dir: str, workdir: str) -> list[Figure]:
     figures.append(Figure("minrisk linear-bleu annealed (1000:0.5:0.001, quench to 64), 200 forests",
                           time.perf_counter() - began, 300.0, detail))  # fmt: skip
     return figures
+
+
+def _split_edges(shard: Shard, key: str) -> int:
+    """The edges of a shard's search spaces (its forests split by n-gram state)."""
+    return int(shard.state[key].space.packed.num_edges)
 
 
 def _load(graphs: os.PathLike[str], references: os.PathLike[str]) -> TuningSet:
@@ -80,7 +87,10 @@ def heldout_check(shared_dir: str) -> list[dict[str, object]]:
     folder = os.path.join(shared_dir, "data", "moses", "scorer-data")
     graphs = read_graphs([os.path.join(folder, "nbest.out.gz")])
     references = read_references([os.path.join(folder, "reference.txt.gz")])
-    halves = {"1-50": [g for g in graphs if g.sentence_id < 50], "51-100": [g for g in graphs if g.sentence_id >= 50]}
+    halves = {  # every line has a sentence id
+        "1-50": [g for g in graphs if g.sentence_id is not None and g.sentence_id < 50],
+        "51-100": [g for g in graphs if g.sentence_id is not None and g.sentence_id >= 50],
+    }
     tuners = {
         "start weights": None,
         "MERT, 20 restarts": Mert(restarts=20, seed=0),

@@ -153,7 +153,7 @@ def _interrupted(name: str, stop: interrupts.Interrupted) -> int:
 
 
 def _one_line_warning(name: str):
-    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, HypertuneWarning):
             print(f"{name}: warning: {message}", file=sys.stderr)
         else:

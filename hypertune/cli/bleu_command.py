@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         tokenize=args.tokenize,
         lowercase=args.lowercase,
     )
-    per_sentence = References((list(refs) for refs in zip(*references, strict=True)), files)
+    per_sentence: list[list[str]] = References((list(refs) for refs in zip(*references, strict=True)), files)
     if ids is not None:  # graphs and n-best lists: each sentence's references by its id
         named = check_sentence_ids(naming, ids, per_sentence, args.strict)  # per-sentence files' names
         per_sentence = select_references(ids, per_sentence, report_unused=not named)

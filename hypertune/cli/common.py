@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from hypertune.errors import InputError
@@ -67,10 +67,10 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
     if not command:
         return []
     parser = build_parser(command)
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     outputs = set(getattr(args, "outputs", ()))
     found: list[tuple[str, str]] = []
-    for action in commands.choices[command]._actions:  # noqa: SLF001
+    for action in commands.choices[command]._actions:
         if action.metavar not in INPUT_METAVARS or action.dest in outputs | NOT_INPUTS:
             continue
         value = getattr(args, action.dest, None)
@@ -158,7 +158,7 @@ def percent(score: float, digits: int = 2) -> str:
     return f"{100 * score:.{digits}f}"
 
 
-def write_or_print(text: str, path: str, what: str, write) -> None:  # noqa: ANN001
+def write_or_print(text: str, path: str, what: str, write: Callable[[], object]) -> None:
     """``write()`` the result to ``path``; if that fails after all (disk full, the directory gone), print
     ``text`` on stdout and raise the error, so that a long run's result is never lost."""
     try:

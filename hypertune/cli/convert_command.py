@@ -61,10 +61,10 @@ def formats_text() -> str:
 class _HelpFormats(argparse.Action):
     """``--help-formats``: print :func:`formats_text` and exit 0, before required arguments are checked."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:  # noqa: ANN003
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
         super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         sys.stdout.write(formats_text())
         parser.exit(0)
 

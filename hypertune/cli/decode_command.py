@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             best = [viterbi(hg, weights)]
         else:
             best = kbest(hg, weights, args.kbest, unique=args.unique)
-        row = {
+        row: dict[str, Any] = {
             "graph": i,
             "sentence": sid,
             "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best],
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             row.update(
                 log_z=log_partition(hg, sharp),
                 entropy=entropy(hg, sharp),
-                expected_features={names[c]: float(expected[c]) for c in np.flatnonzero(expected)},
+                expected_features={names[c]: float(expected[c]) for c in np.flatnonzero(expected).tolist()},
             )
             lines.append(
                 f"{sid}\tlog Z {row['log_z']:.6g}\tentropy {row['entropy']:.6g} nats\t"

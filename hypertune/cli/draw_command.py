@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         raise InputError(f"{hg.num_edges} edges are too many to draw (at most {DRAW_LIMIT}); {advice}", args.path)
     text = picture(hg, weights, args.show)
-    if kind in IMAGE_FORMATS:
+    if kind in IMAGE_FORMATS and dot is not None:  # (checked above: dot is there for an image)
         done = subprocess.run([dot, f"-T{kind}", "-o", args.out], input=text.encode(), capture_output=True, check=False)
         if done.returncode:
             raise InputError(f"dot failed: {done.stderr.decode(errors='replace').strip()}", args.out)

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.metrics import BleuMetric, LinearBleu
     from hypertune.metrics.gains import Gain
     from hypertune.tuners.hope_fear import HopeFearDecoder
+    from hypertune.tuners.shards import ordered_sum
 
     metric = BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
     tuning_set = load_tuning_set(args, metric)
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gain == "linear":
         # p and r of linear BLEU from the model-best translations' corpus statistics (Tromble et al. 2008)
         first = HopeFearDecoder(tuning_set)
-        corpus = sum(first.model_best_stats(s, weights) for s in range(len(tuning_set)))
+        corpus = ordered_sum([first.model_best_stats(s, weights) for s in range(len(tuning_set))])
         linear = LinearBleu.from_stats(corpus, bleu=BleuMetric(tokenize=args.tokenize, clip=False))
     gain = Gain(args.gain, metric.max_order, 1.0, args.background, linear)
     decoder = HopeFearDecoder(tuning_set, search=args.search)

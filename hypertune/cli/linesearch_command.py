@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def plot_search(path: str, tuning_set: TuningSet, w: np.ndarray, direction: np.ndarray, surfaces, result) -> None:  # noqa: ANN001
+def plot_search(path: str, tuning_set: TuningSet, w: np.ndarray, direction: np.ndarray, surfaces, result) -> None:
     """The first four sentences' envelopes (found again by probing) and the corpus error surface."""
     import numpy as np
 

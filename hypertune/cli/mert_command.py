@@ -25,6 +25,7 @@ from hypertune.tuners.mert_options import MertOptions
 if TYPE_CHECKING:
     from hypertune.cli.tuning import Fitted
     from hypertune.tuners.base import Checkpoint
+    from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.mert import Mert
 
 EXAMPLE = """examples:
@@ -83,7 +84,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "envelope_nbest", "plot"))
 
 
-def write_envelope_nbest(tuning_set, derivations: list, path: str) -> None:
+def write_envelope_nbest(
+    tuning_set: TuningSet, derivations: list[list[tuple[list[str], dict[str, float]]]], path: str
+) -> None:
     """The envelope derivations as a Moses n-best list, with the tuning set's sentence ids."""
     from hypertune.formats.nbest import write_moses
     from hypertune.hypergraph import from_kbest
@@ -110,11 +113,11 @@ def fit(args: argparse.Namespace) -> Fitted:
     ``--shards``), reported on the inputs as given; writing ``--envelope-nbest`` is the run's ``after``."""
     from hypertune.cli.tuning import (
         Fitted,
+        cluster_shards,
         interruptible,
         load_tuning_set,
         load_weights,
         local_shards,
-        open_shards,
     )
     from hypertune.tuners.finishing import finish_weights, keeps_start
     from hypertune.tuners.model_best import ModelBest
@@ -123,15 +126,18 @@ def fit(args: argparse.Namespace) -> Fitted:
     if args.cluster:
         if args.envelope_nbest:
             raise UsageError("--envelope-nbest runs in one process: the envelope derivations stay on the shards")
-        with open_shards(args, args.prune_density) as shards:
-            init, box = load_weights(args.init, shards, args)
+        with cluster_shards(args, args.prune_density) as on_cluster:
+            init, box = load_weights(args.init, on_cluster, args)
             pruned = f" on the graphs pruned to {args.prune_density:g} edges/word" if args.prune_density else ""
-            with interruptible(args, shards, pruned) as best:  # an interrupt shuts the cluster down on its way out
-                result = _mert(args, box, best).fit_shards(shards, init)
-            details = f"{len(result.history)} start points, {result.line_searches} line searches, {shards.count} shards"
+            # an interrupt shuts the cluster down on its way out
+            with interruptible(args, on_cluster, pruned) as best:
+                result = _mert(args, box, best).fit_shards(on_cluster, init)
+            details = (
+                f"{len(result.history)} start points, {result.line_searches} line searches, {on_cluster.count} shards"
+            )
             if args.prune_density:  # the workers hold only their pruned shards
                 details += f", scored on the graphs pruned to {args.prune_density:g} edges/word"
-            return Fitted(shards, result, details)
+            return Fitted(on_cluster, result, details)
     tuning_set = given = load_tuning_set(args)
     init, box = load_weights(args.init, tuning_set, args)
     if args.prune_density:
@@ -158,8 +164,8 @@ def fit(args: argparse.Namespace) -> Fitted:
             result.score_after, result.kept_start = result.score_before, True
         details += f", {percent(result.pruned_score_after)} on the graphs pruned to {args.prune_density:g} edges/word"
     after = None
-    if args.envelope_nbest:
-        derivations, path = result.envelope_derivations, args.envelope_nbest
+    derivations, path = result.envelope_derivations, args.envelope_nbest
+    if path and derivations is not None:  # (checked above: --envelope-nbest has derivations)
 
         def after() -> None:
             write_envelope_nbest(tuning_set, derivations, path)

@@ -132,14 +132,14 @@ def input_arguments(args: argparse.Namespace) -> Any:
 
 def fit(args: argparse.Namespace) -> Any:
     """Batch MIRA on the command's inputs (a :class:`~hypertune.cli.tuning.Fitted`)."""
-    from hypertune.cli.tuning import load_weights, local_shards, open_shards
+    from hypertune.cli.tuning import cluster_shards, load_weights, local_shards
     from hypertune.errors import UsageError
 
     started = time.perf_counter()
     if args.select and not (args.cluster or args.shards is not None):  # one shard would mix nothing, as train says
         raise UsageError("--select chooses the features mixed over shards: give --cluster or --shards")
     if args.cluster:
-        with open_shards(args, metric=input_arguments(args)) as shards:
+        with cluster_shards(args, metric=input_arguments(args)) as shards:
             initial, _ = load_weights(args.init, shards, args)
             return _run(args, shards, shards, initial, started)
     tuning_set, initial = load_inputs(args)

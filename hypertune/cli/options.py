@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from hypertune.choices import CACHE_ENVIRONMENT, ENVELOPES, GRAPH_FORMATS, METRICS, REF_LENGTHS, SMOOTHING, TOKENIZERS
 from hypertune.errors import UsageError
@@ -60,7 +61,7 @@ def _within(value: T, text: str, minimum: float, maximum: float) -> T:
     return value
 
 
-def integer(minimum: int = 0, maximum: int = MAX_COUNT):  # noqa: ANN201 - an argparse type
+def integer(minimum: int = 0, maximum: int = MAX_COUNT) -> Callable[[str], int]:
     """An argparse type: an integer from ``minimum`` to ``maximum``."""
 
     def parse(text: str) -> int:
@@ -80,7 +81,7 @@ non_negative_int = integer(0)
 max_order = integer(1, MAX_ORDER)
 
 
-def number(minimum: float = -math.inf, maximum: float = math.inf, above: float | None = None):  # noqa: ANN201
+def number(minimum: float = -math.inf, maximum: float = math.inf, above: float | None = None) -> Callable[[str], float]:
     """An argparse type: a finite number from ``minimum`` to ``maximum`` (or, with ``above``, greater than it)."""
 
     def parse(text: str) -> float:
@@ -363,7 +364,7 @@ def add_tuner_options(
         parser.add_argument(*flags, **spec)
 
 
-def _help(text: str, default: object, meta: dict) -> str:
+def _help(text: str, default: object, meta: Mapping[str, Any]) -> str:
     """The help line, with the default appended when the line does not already say it."""
     if (
         "default" in text
@@ -391,7 +392,7 @@ def option_flags(options: type) -> dict[str, str]:
     return out
 
 
-def tuner_options(args: argparse.Namespace, options: type, **given: object):  # noqa: ANN201 - an options object
+def tuner_options(args: argparse.Namespace, options: type, **given: object):
     """The tuner's options object made from the parsed command line: every field whose flag (or shared option)
     the command offers, parsed values of ``names`` and ``bounds`` fields decoded, and ``given`` (what the
     command computed: a restart box). A refusal of the options class is a usage error worded in flags."""

@@ -96,12 +96,14 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent
     from hypertune.cli.tuning import tuning_input
     from hypertune.errors import HypertuneError, UsageError
-    from hypertune.tuners.oracle import OracleSearch
+    from hypertune.tuners.corpus import TuningSet
+    from hypertune.tuners.oracle import Oracle, OracleSearch
 
     if args.nbest and not args.out:
         raise UsageError("--nbest says how --out is written: give --out FILE")
     if args.plot and args.cluster:
         raise UsageError("--plot scores every sentence's model-best in this process: run it without --cluster")
+    kept: list[Oracle] = []  # the sentences found so far, kept if the run is interrupted
     search = OracleSearch(
         method=args.method,
         start_method=args.start_method,
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         keep_going=True,  # a sentence beyond --max-expansions/--max-strings: the others are still searched
         progress=(ticker := _Ticker(args)),
-        checkpoint=(kept := []).append,  # the sentences found so far, kept if the run is interrupted
+        checkpoint=kept.append,
     )
     with tuning_input(args, args.weights) as (tuning_set, data, weights):  # --cluster: searched on the workers
         try:
@@ -127,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     finished = {o.sentence: o for o in result.oracles}  # all but the unfinished (--max-expansions, --max-strings)
     if finished and args.out:  # nothing finished, nothing written: the error says so
         _write(args, tuning_set, result.oracles, args.out)
-    if args.plot:
+    if args.plot and isinstance(tuning_set, TuningSet):  # (checked above: --plot runs without --cluster)
         import numpy as np
 
         from hypertune.cli.plots import plot_oracles

@@ -46,7 +46,7 @@ class _TuneParser(argparse.ArgumentParser):
     """The ``tune`` parser: options it does not know are kept for the tuner (in ``tuner_args``) instead of
     being an error, and the raw arguments are kept (``argv``) to start the runs of ``--runs``."""
 
-    def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's signature
+    def parse_known_args(self, args=None, namespace=None):
         args = list(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
         if "--" in extras:
@@ -399,7 +399,7 @@ def _interrupted(
     from hypertune.cli.common import percent
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
-    from hypertune.loop.loop import entry_score
+    from hypertune.loop.loop import entry_score, scored
     from hypertune.metrics import best_index
 
     line = f"interrupted ({stop.name}); {args.workdir} keeps every finished step: continue with --resume"
@@ -407,7 +407,7 @@ def _interrupted(
     decoded = [entry for entry in history if entry_score(entry) is not None]
     if not decoded:
         return line
-    best = decoded[best_index([entry_score(entry) for entry in decoded], higher_is_better)]
+    best = decoded[best_index([scored(entry) for entry in decoded], higher_is_better)]
     i = best["iteration"]
     weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
     what = f"the best weights so far (iteration {i}, {metric} {percent(entry_score(best) or 0)})"
@@ -437,7 +437,7 @@ def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_pa
     name = settings.output_name
     written = format_weights(weights, "cdec")
     done = os.path.join(folder, "weights")
-    if os.path.isdir(output) and (not os.path.exists(done) or open(done, encoding="utf-8").read() != written):  # noqa: SIM115
+    if os.path.isdir(output) and (not os.path.exists(done) or open(done, encoding="utf-8").read() != written):
         workdir.discard("test")  # decoded with other weights (the run was resumed with more iterations)
     if not os.path.isdir(output):
         os.makedirs(folder, exist_ok=True)

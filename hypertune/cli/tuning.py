@@ -10,7 +10,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from hypertune import interrupts
 from hypertune.cli.common import emit, percent, show_progress, write_or_print
@@ -38,10 +38,14 @@ from hypertune.tuners.pruning import prune_tuning_set
 from hypertune.tuners.shards import LocalShards, Shards, shard_costs, shard_ranges
 from hypertune.weights import Weights, check_feature_names
 
+if TYPE_CHECKING:
+    from hypertune.distributed import DaskShards
+    from hypertune.hypergraph import Hypergraph
+
 BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
 
 
-def load_one_graph(args: argparse.Namespace):  # noqa: ANN201 - a Hypergraph
+def load_one_graph(args: argparse.Namespace) -> Hypergraph:
     """The graph ``--graph`` of the file (a usage error naming how many there are when out of range)."""
     graphs = read_graphs(args.path, args.format)
     if not 0 <= args.index < len(graphs):
@@ -49,7 +53,7 @@ def load_one_graph(args: argparse.Namespace):  # noqa: ANN201 - a Hypergraph
     return graphs[args.index]
 
 
-def graph_weights(paths: list[str], hg, strict: bool = False) -> Weights:  # noqa: ANN001 - a Hypergraph
+def graph_weights(paths: list[str], hg: Hypergraph, strict: bool = False) -> Weights:
     """Weights for one graph (all 0 without files), their names checked against its features like every
     command's (``check_feature_names``): a misspelt name warns instead of silently scoring 0."""
     if not paths:
@@ -201,8 +205,16 @@ def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> T
     return TuningSet.from_corpus(graphs, references, metric, naming, getattr(args, "strict", False))
 
 
+class HasFeatures(Protocol):
+    """What start weights are checked against: a tuning set, a cluster's shards, or graphs' feature space (with
+    ``graphs``, if it has them, for the messages)."""
+
+    @property
+    def feature_space(self) -> FeatureSpace: ...
+
+
 def load_weights(
-    paths: list[str], tuning_set: TuningSet, args: argparse.Namespace | None = None
+    paths: list[str], tuning_set: HasFeatures, args: argparse.Namespace | None = None
 ) -> tuple[Weights, tuple[dict[str, float], dict[str, float]] | None]:
     """Weights from every format (later files override earlier ones), each file read once (pipes work);
     Moses ``init.opt`` (positional, three lines) also gives the restart box. Positional files take the
@@ -237,7 +249,7 @@ def _check_out_format(start: Weights, space: FeatureSpace, out_format: str) -> N
     check_round_trip(names, format_weights(names, out_format), out_format)
 
 
-def _positional_order(args: argparse.Namespace | None, tuning_set: TuningSet) -> list[str]:
+def _positional_order(args: argparse.Namespace | None, tuning_set: HasFeatures) -> list[str]:
     if args is not None:
         first = args.inputs[0]
         if (
@@ -329,7 +341,7 @@ def fit_tuner(
         with interruptible(args, described) as best:
             result = chosen.tuner_class()(options, progress=progress, checkpoint=best).fit(data, start)
         said = details(result) if details else f"{len(result.history)} iterations"
-        if data is not described:
+        if isinstance(data, LocalShards):  # --shards in this process
             said += f", {data.count} shards"
         return Fitted(described, result, said)
 
@@ -421,15 +433,24 @@ def _progress_line(message: str) -> None:
 @contextmanager
 def open_shards(
     args: argparse.Namespace, prune_density: float = 0.0, metric: Metric | None = None
-) -> Iterator[Shards | None]:
+) -> Iterator[DaskShards | None]:
+    """:func:`cluster_shards` with ``--cluster``, ``None`` without it (nothing imports Dask then)."""
+    if not getattr(args, "cluster", None):
+        yield None
+        return
+    with cluster_shards(args, prune_density, metric) as shards:
+        yield shards
+
+
+@contextmanager
+def cluster_shards(
+    args: argparse.Namespace, prune_density: float = 0.0, metric: Metric | None = None
+) -> Iterator[DaskShards]:
     """The command's tuning set sharded on the cluster of ``--cluster`` for the ``with`` block: every worker
     loads its shard from the files and keeps it -- from its own files when the input is one directory of
     sentence files (:mod:`hypertune.distributed.loading`), else by reading every input and keeping its
     sentences (:func:`load_shard`) -- pruned under ``--init`` when ``prune_density`` is set (``metric``: the
-    command's own, else the metric options'). ``None`` without ``--cluster`` (nothing imports Dask then)."""
-    if not getattr(args, "cluster", None):
-        yield None
-        return
+    command's own, else the metric options')."""
     from hypertune.distributed import DaskShards, open_cluster, parse_cluster
 
     spec = parse_cluster(args.cluster)
@@ -471,16 +492,18 @@ def local_shards(args: argparse.Namespace, tuning_set: TuningSet) -> LocalShards
 @contextmanager
 def tuning_input(
     args: argparse.Namespace, weights: list[str] | None
-) -> Iterator[tuple[TuningSet | Shards, TuningSet | Shards, Weights]]:
+) -> Iterator[tuple[TuningSet | DaskShards, TuningSet | Shards, Weights]]:
     """What a command that fits sentence by sentence runs on, for the ``with`` block: ``(described, data,
     start)``. With ``--cluster`` both are the cluster's shards (:func:`open_shards`); otherwise the tuning set
     read here, and ``data`` is it cut into ``--shards`` in this process when asked (:func:`local_shards`).
     ``start``: the weights of the files ``weights`` (none: all 0), their names checked against the inputs."""
     with open_shards(args) as shards:
-        described = load_tuning_set(args) if shards is None else shards
-        start = load_weights(weights, described, args)[0] if weights else Weights()
-        data = shards if shards is not None else local_shards(args, described) or described
-        yield described, data, start
+        if shards is not None:
+            yield shards, shards, load_weights(weights, shards, args)[0] if weights else Weights()
+            return
+        tuning_set = load_tuning_set(args)
+        start = load_weights(weights, tuning_set, args)[0] if weights else Weights()
+        yield tuning_set, local_shards(args, tuning_set) or tuning_set, start
 
 
 def load_shard(

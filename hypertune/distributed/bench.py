@@ -21,13 +21,16 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from hypertune.choices import Envelope
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.formats.cache import write as write_cache
 from hypertune.metrics import BleuMetric
 from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.linesearch import ErrorSurfaces
 from hypertune.tuners.mert import Mert, ShardedSearcher, _MertRun, shard_surfaces
 from hypertune.tuners.shards import Shard, shard_costs, shard_ranges
 
@@ -50,7 +53,9 @@ def load_bench_shard(corpus: str, graphs: int, index: int, count: int) -> tuple[
     return whole.subset(start, stop), start
 
 
-def timed_surfaces(shard: Shard, envelope: str, w0: np.ndarray, direction: np.ndarray) -> tuple[object, float]:
+def timed_surfaces(
+    shard: Shard, envelope: Envelope, w0: np.ndarray, direction: np.ndarray
+) -> tuple[ErrorSurfaces, float]:
     """:func:`shard_surfaces` and the seconds it took on the worker."""
     began = time.perf_counter()
     surfaces = shard_surfaces(shard, envelope, w0, direction)
@@ -76,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     def tuner(jobs: int | None = None) -> Mert:
         return Mert(optimizer="cyclic", random_directions=10, seed=1, features=dense, n_jobs=jobs)
 
-    report: dict[str, object] = {
+    report: dict[str, Any] = {  # printed as JSON
         "machine": f"{platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "graphs": len(tuning),

@@ -178,7 +178,7 @@ def dashboard_link(client: Any) -> str | None:
     """The scheduler's dashboard address, or None when it serves none."""
     try:
         services = client.scheduler_info().get("services", {})
-    except Exception:  # noqa: BLE001 - an old or unusual scheduler: no link
+    except Exception:  # an old or unusual scheduler: no link
         return None
     if "dashboard" not in services:
         return None

@@ -28,6 +28,7 @@ and keeps its shard (:class:`~hypertune.distributed.shards.DaskShards` with the 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -160,19 +161,8 @@ def remap(hg: Hypergraph, space: FeatureSpace, vocabulary: Vocabulary) -> Hyperg
     target = hg.target.copy()
     words = target >= 0
     target[words] = word_map[target[words]]
-    return Hypergraph(
-        hg.num_nodes,
-        hg.head,
-        hg.tail_offsets,
-        hg.tails,
-        features,
-        hg.target_offsets,
-        target,
-        space,
-        vocabulary,
-        hg.node_labels,
-        dict(hg.metadata),
-        **hg.annotations(),
+    return dataclasses.replace(
+        hg, features=features, target=target, feature_space=space, vocabulary=vocabulary, metadata=dict(hg.metadata)
     )
 
 

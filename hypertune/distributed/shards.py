@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import distributed
 
@@ -107,24 +107,24 @@ def _read_block(run: str, plan: SentenceFiles, start: int, stop: int) -> BlockRe
     return describe_block(start, graphs)
 
 
+class _Joined(NamedTuple):
+    """The read round joined (:func:`~hypertune.distributed.loading.joined`): the feature names and words of
+    every shard, and every file's sentence id."""
+
+    names: list[str]
+    words: list[str]
+    ids: list[int]
+
+
 def _settle(
-    run: str,
-    index: int,
-    count: int,
-    plan: SentenceFiles,
-    start: int,
-    stop: int,
-    names: list[str],
-    words: list[str],
-    ids: list[int],
-    metric: Metric,
+    run: str, index: int, count: int, plan: SentenceFiles, start: int, stop: int, read: _Joined, metric: Metric
 ) -> ShardInfo:
     """On a worker: shard ``index`` made of files ``start:stop`` (those of the read round, the others read now)
     in the joined names and words, kept for the run."""
     began = time.perf_counter()
     held = {i: _READ.pop((run, i)) for i in range(start, stop) if (run, i) in _READ}  # each file is one shard's
     missing = stop - start - len(held)
-    tuning_set, lines = settle(plan, held, start, stop, names, words, ids, metric)
+    tuning_set, lines = settle(plan, held, start, stop, read.names, read.words, read.ids, metric)
     return _hold(run, Shard(index, count, start, tuning_set), began, files_read=missing, reference_lines=lines)
 
 
@@ -246,6 +246,7 @@ class DaskShards:
             if found is None:
                 return None
             names, words, ids, edges = found
+            read = _Joined(names, words, ids)
             ranges = shard_ranges(edges, self.count)
             infos = self._gather(
                 [
@@ -257,9 +258,7 @@ class DaskShards:
                         plan,
                         a,
                         b,
-                        names,
-                        words,
-                        ids,
+                        read,
                         self.metric,
                         workers=[w],
                         allow_other_workers=False,
@@ -272,7 +271,7 @@ class DaskShards:
         finally:
             try:
                 client.run(_forget_read, run, workers=sorted(set(self.workers)))
-            except Exception:  # noqa: BLE001 - a lost worker is reported by the next check
+            except Exception:  # a lost worker is reported by the next check
                 pass
         infos.sort(key=lambda info: info.index)
         self.loading = "files"
@@ -339,7 +338,7 @@ class DaskShards:
             yield
         except HypertuneError:
             raise
-        except Exception as error:  # noqa: BLE001 - a worker gone mid-call surfaces as a comm or key error
+        except Exception as error:  # a worker gone mid-call surfaces as a comm or key error
             self._check_workers(())
             reason = str(error).splitlines()[0] if str(error) else ""
             raise ShardLost(f"a call to the shards failed: {type(error).__name__} {reason}".rstrip()) from None
@@ -372,7 +371,7 @@ class DaskShards:
     def close(self) -> None:
         try:
             self.client.run(_release, self.run)
-        except Exception:  # noqa: BLE001 - a cluster going away frees the memory anyway
+        except Exception:  # a cluster going away frees the memory anyway
             pass
 
     def __enter__(self) -> DaskShards:

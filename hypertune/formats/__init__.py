@@ -8,7 +8,7 @@ from hypertune.formats import (  # noqa: F401
     cdec_json,
     extractor,
     htk_slf,
-    hypertune_json,  # noqa: F401  (registers the format)
+    hypertune_json,  # registers the format
     moses_hypergraph,
     moses_searchgraph,  # its sniffer only takes lines 'id hyp=N stack=N': no clash with other formats
     nbest,

@@ -1,5 +1,5 @@
-"""Helpers shared by the format modules: a fast array builder for files already in topological order,
-located number parsing, and the canonical naming of dense feature components.
+"""Helpers shared by the format modules: building a graph with errors located in the input file, located
+number parsing, and the canonical naming of dense feature components.
 
 Canonical feature names (see docs/formats.md): a dense feature with one component keeps its plain name
 (``LM0``, ``lm``, ``w``); a dense feature with ``k > 1`` components is named ``Name_0 .. Name_{k-1}``
@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import scipy.sparse as sp
-
 from hypertune.errors import GraphError, InputError
-from hypertune.hypergraph import Hypergraph
-from hypertune.symbols import FeatureSpace, Vocabulary
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 
 
 def parse_float(text: str, what: str, path: str | None, line: int | None) -> float:
@@ -92,79 +88,11 @@ def collapse_single_components(names: Sequence[str]) -> list[str]:
     return out
 
 
-class ArrayBuilder:
-    """Accumulates edges grouped by head in node order (tails before heads) and builds a
-    :class:`Hypergraph` from numpy arrays directly, keeping node and edge order as given."""
-
-    def __init__(self, feature_space: FeatureSpace, vocabulary: Vocabulary) -> None:
-        self.feature_space = feature_space
-        self.vocabulary = vocabulary
-        self.head: list[int] = []
-        self.tails: list[int] = []
-        self.arity: list[int] = []
-        self.target: list[int] = []
-        self.target_lengths: list[int] = []
-        self.columns: list[int] = []
-        self.values: list[float] = []
-        self.feature_counts: list[int] = []
-
-    @property
-    def num_edges(self) -> int:
-        return len(self.head)
-
-    def add_edge(
-        self, head: int, tails: Sequence[int], features: Iterable[tuple[str, float]], tokens: Sequence[int]
-    ) -> None:
-        """``tokens``: word ids (>= 0) and tail references ``-(i+1)`` already encoded."""
-        self.head.append(head)
-        self.tails.extend(tails)
-        self.arity.append(len(tails))
-        self.target.extend(tokens)
-        self.target_lengths.append(len(tokens))
-        index = self.feature_space.index
-        count = 0
-        for name, value in features:
-            self.columns.append(index(name))
-            self.values.append(value)
-            count += 1
-        self.feature_counts.append(count)
-
-    def build(
-        self,
-        num_nodes: int,
-        labels: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **annotations: Any,
-    ) -> Hypergraph:
-        """The graph; ``annotations`` as :class:`Hypergraph` takes them (per-edge ones in edge order)."""
-        features = sp.csr_matrix(
-            (
-                np.asarray(self.values, dtype=np.float64),
-                np.asarray(self.columns, dtype=np.int64),
-                np.concatenate(([0], np.cumsum(self.feature_counts, dtype=np.int64))),
-            ),
-            shape=(len(self.head), len(self.feature_space)),
-        )
-        return Hypergraph(
-            num_nodes,
-            np.asarray(self.head, dtype=np.int64),
-            np.concatenate(([0], np.cumsum(self.arity, dtype=np.int64))),
-            np.asarray(self.tails, dtype=np.int64),
-            features,
-            np.concatenate(([0], np.cumsum(self.target_lengths, dtype=np.int64))),
-            np.asarray(self.target, dtype=np.int64),
-            self.feature_space,
-            self.vocabulary,
-            labels,
-            dict(metadata or {}),
-            **annotations,
-        )
-
-
-def build_located(builder: ArrayBuilder, num_nodes: int, path: str, **kwargs: Any) -> Hypergraph:
-    """:meth:`ArrayBuilder.build`, turning structural errors into an :class:`InputError` on ``path``."""
+def build_located(builder: HypergraphBuilder, num_nodes: int, path: str, **kwargs: Any) -> Hypergraph:
+    """:meth:`HypergraphBuilder.build_in_order`, turning structural errors into an :class:`InputError` on
+    ``path``."""
     try:
-        return builder.build(num_nodes, **kwargs)
+        return builder.build_in_order(num_nodes, **kwargs)
     except GraphError as error:
         raise InputError(f"invalid graph: {error}", path) from None
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.registry import GraphFormat, register
 from hypertune.hypergraph import EDGE_ANNOTATIONS, Hypergraph
@@ -61,7 +62,7 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
     space, vocab = graphs[0].feature_space, graphs[0].vocabulary
     if any(g.feature_space is not space or g.vocabulary is not vocab for g in graphs):
         raise InputError("the graphs of one cache must share a feature space and a vocabulary", path)
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         "num_nodes": np.asarray([g.num_nodes for g in graphs], dtype=np.int64),
         "num_edges": np.asarray([g.num_edges for g in graphs], dtype=np.int64),
         "head": np.concatenate([g.head for g in graphs]).astype(np.int32),
@@ -73,7 +74,7 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
         "columns": np.concatenate([g.features.indices for g in graphs]).astype(np.int32),
         "values": np.concatenate([g.features.data for g in graphs]).astype(np.float64),
     }
-    extra = {
+    extra: dict[str, Any] = {
         "format": "hypertune-cache",
         "version": VERSION,
         "features": list(space.names),
@@ -159,13 +160,13 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
     column_map = feature_space.indices(extra["features"]) if extra["features"] else np.zeros(0, np.int64)
     word_map = vocabulary.indices(extra["vocabulary"]) if extra["vocabulary"] else np.zeros(0, np.int64)
     num_nodes, num_edges = arrays["num_nodes"], arrays["num_edges"]
-    edge_offsets = np.concatenate(([0], np.cumsum(num_edges)))
+    edge_offsets = offsets_from_counts(num_edges)
     tail_counts = np.add.reduceat(arrays["arity"], edge_offsets[:-1]) if num_edges.size else num_edges
     target_counts = np.add.reduceat(arrays["target_lengths"], edge_offsets[:-1])
     feature_counts = np.add.reduceat(arrays["feature_counts"], edge_offsets[:-1])
-    tail_offsets_all = np.concatenate(([0], np.cumsum(tail_counts)))
-    target_offsets_all = np.concatenate(([0], np.cumsum(target_counts)))
-    feature_offsets_all = np.concatenate(([0], np.cumsum(feature_counts)))
+    tail_offsets_all = offsets_from_counts(tail_counts)
+    target_offsets_all = offsets_from_counts(target_counts)
+    feature_offsets_all = offsets_from_counts(feature_counts)
     target = arrays["target"].astype(np.int64)
     words = target >= 0
     target[words] = word_map[target[words]]
@@ -181,23 +182,23 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
     for g in range(num_nodes.size):
         e0, e1 = edge_offsets[g], edge_offsets[g + 1]
         f0, f1 = feature_offsets_all[g], feature_offsets_all[g + 1]
-        indptr = np.concatenate(([0], np.cumsum(arrays["feature_counts"][e0:e1], dtype=np.int64)))
+        indptr = offsets_from_counts(arrays["feature_counts"][e0:e1])
         features = sp.csr_matrix(
             (values[f0:f1].copy(), columns[f0:f1].copy(), indptr.astype(np.int32)), shape=(int(e1 - e0), width)
         )
         graphs.append(
             Hypergraph(
-                int(num_nodes[g]),
-                arrays["head"][e0:e1],
-                np.concatenate(([0], np.cumsum(arrays["arity"][e0:e1], dtype=np.int64))),
-                arrays["tails"][tail_offsets_all[g] : tail_offsets_all[g + 1]],
-                features,
-                np.concatenate(([0], np.cumsum(arrays["target_lengths"][e0:e1], dtype=np.int64))),
-                target[target_offsets_all[g] : target_offsets_all[g + 1]],
-                feature_space,
-                vocabulary,
-                labels[g],
-                metadata[g],
+                num_nodes=int(num_nodes[g]),
+                head=arrays["head"][e0:e1],
+                tail_offsets=offsets_from_counts(arrays["arity"][e0:e1]),
+                tails=arrays["tails"][tail_offsets_all[g] : tail_offsets_all[g + 1]],
+                features=features,
+                target_offsets=offsets_from_counts(arrays["target_lengths"][e0:e1]),
+                target=target[target_offsets_all[g] : target_offsets_all[g + 1]],
+                feature_space=feature_space,
+                vocabulary=vocabulary,
+                node_labels=labels[g],
+                metadata=metadata[g],
                 **annotations[g],
             )
         )
@@ -209,7 +210,7 @@ def _edge_rows(annotations: list[dict], name: str, rows: np.ndarray, present: np
     counts = np.where(present, edges, 0)
     if counts.sum() != rows.shape[0] or present.size != len(annotations):
         raise ValueError(f"{name}: {rows.shape[0]} rows for {int(counts.sum())} edges")
-    bounds = np.concatenate(([0], np.cumsum(counts)))
+    bounds = offsets_from_counts(counts)
     for g in np.flatnonzero(present):
         annotations[g][name] = rows[bounds[g] : bounds[g + 1]]
 

@@ -27,8 +27,6 @@ naming the line.
 
 from __future__ import annotations
 
-import functools
-import math
 import os
 import re
 from typing import NamedTuple
@@ -37,25 +35,34 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import collapse_single_components, parse_int
 from hypertune.formats._scan import (
+    NO_DIGITS,
     TABLE_FULL,
+    StringTable,
+    fail,
+    flagged_floats,
     intern,
     located,
+    new_error,
     new_string_table,
     next_token,
     parse_decimal,
     parse_integer,
     read_bytes,
+    run_scan,
     same_bytes,
-    scan_with_tables,
+    scan_error,
     string_at,
     text_bounds,
     uncounted_jit,
+    unicode_digit,
+    unicode_digits,
 )
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph, kbest_lattices
+from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 _BEGIN = re.compile(r"^(FEATURES|SCORES)_TXT_BEGIN_(\d+)$")
@@ -113,10 +120,9 @@ def read_featstat(
         stats, per_graph = scores.statistics(paired)
     try:
         graphs = kbest_lattices(
-            feats.list_offsets(),
-            np.zeros(0, np.int64),
-            np.zeros(int(feats.out.sizes[1]) + 1, np.int64),
-            features,
+            KbestLists(
+                feats.list_offsets(), np.zeros(0, np.int64), np.zeros(int(feats.out.sizes[1]) + 1, np.int64), features
+            ),
             feature_space,
             vocabulary,
             widths=widths,
@@ -140,10 +146,12 @@ def read_scorestat(path: str, feature_space: FeatureSpace, vocabulary: Vocabular
     metric = scores.metrics()
     stats, per_graph = scores.statistics(list(range(len(scores.sids))))
     graphs = kbest_lattices(
-        scores.list_offsets(),
-        np.zeros(0, np.int64),
-        np.zeros(hypotheses + 1, np.int64),
-        sp.csr_matrix((hypotheses, len(feature_space)), dtype=np.float64),
+        KbestLists(
+            scores.list_offsets(),
+            np.zeros(0, np.int64),
+            np.zeros(hypotheses + 1, np.int64),
+            sp.csr_matrix((hypotheses, len(feature_space)), dtype=np.float64),
+        ),
         feature_space,
         vocabulary,
         sentence_ids=scores.sids,
@@ -221,21 +229,7 @@ _SCORES_BEGIN = np.frombuffer(b"SCORES_TXT_BEGIN_", np.uint8).copy()
 _FEATURES_END = np.frombuffer(b"FEATURES_TXT_END_", np.uint8).copy()
 _SCORES_END = np.frombuffer(b"SCORES_TXT_END_", np.uint8).copy()
 _END_MARK = np.frombuffer(b"_TXT_END_", np.uint8).copy()
-_NO_DIGITS = np.zeros(0, np.int64)
 _EXACT_POWERS = np.array([10.0**k for k in range(16)])  # 1e0 .. 1e15, exact doubles (as in _scan)
-
-
-@functools.cache
-def _unicode_digits() -> np.ndarray:
-    """The code points ``\\d`` matches in a ``str`` pattern (Unicode decimal digits), sorted."""
-    text = "".join(map(chr, range(0x110000)))
-    return np.array([ord(c) for c in re.findall(r"\d", text)], dtype=np.int64)
-
-
-@_inline
-def _fail(out: _Scanned, code: int, start: int, end: int, number: int) -> int:  # pragma: no cover - compiled
-    out.error[0], out.error[1], out.error[2], out.error[3] = code, start, end, number
-    return code
 
 
 @_inline
@@ -259,24 +253,13 @@ def _begin(buf, start, end, digits) -> int:  # pragma: no cover - compiled
     else:
         return 0
     while j < end:
-        c = np.int64(buf[j])
-        if c >= 48 and c <= 57:
+        if buf[j] >= 48 and buf[j] <= 57:
             j += 1
             continue
-        if c < 0xC0:
+        if buf[j] < 0xC0:
             return 0
-        if c < 0xE0:
-            width, point = 2, c & 0x1F
-        elif c < 0xF0:
-            width, point = 3, c & 0x0F
-        else:
-            width, point = 4, c & 0x07
-        if j + width > end:
-            return 0
-        for k in range(1, width):
-            point = (point << 6) | (np.int64(buf[j + k]) & 0x3F)
-        k = np.searchsorted(digits, point)
-        if k >= digits.size or digits[k] != point:
+        digit, width = unicode_digit(buf, j, end, digits)
+        if digit < 0:
             return 0
         j += width
     return kind
@@ -383,7 +366,7 @@ def _row(buf, out, names, line, end, columns, features):  # pragma: no cover - c
             j = e
             if not exact:  # a number with "=" is never exact
                 if _last_equals(buf, s, e) >= 0:
-                    return _fail(out, _FIELDS, line, end, _tokens(buf, line, end))
+                    return fail(out.error, _FIELDS, line, end, _tokens(buf, line, end))
                 _flag(out, f, s, e, -(k + 1))
             codes[f] = -(k + 1)
             values[f] = value
@@ -394,7 +377,7 @@ def _row(buf, out, names, line, end, columns, features):  # pragma: no cover - c
             j = e
             q = _last_equals(buf, s, e)
             if not features or q <= s:
-                return _fail(out, _FIELDS, s, end, _tokens(buf, line, end))
+                return fail(out.error, _FIELDS, s, end, _tokens(buf, line, end))
             name = intern(names, buf, s, q)
             if name < 0:
                 return TABLE_FULL
@@ -406,7 +389,7 @@ def _row(buf, out, names, line, end, columns, features):  # pragma: no cover - c
         f += 1
         k += 1
     if k < columns:
-        return _fail(out, _FIELDS, line, end, k)
+        return fail(out.error, _FIELDS, line, end, k)
     sizes[2] = f
     out.value_counts[sizes[1]] = k
     sizes[1] += 1
@@ -446,7 +429,7 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
         if s == end:
             continue
         if given[0] == 0 and _begin(buf, s, e, digits) != wanted:
-            return _fail(out, _HEADER, line, end, 0)
+            return fail(out.error, _HEADER, line, end)
         s1, e1 = next_token(buf, e, end, False)
         s2, e2 = next_token(buf, e1, end, False)
         s3, e3 = next_token(buf, e2, end, False)
@@ -455,12 +438,12 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
             sid, count, columns = given[1], given[2], given[3]
         else:
             if s3 == end:
-                return _fail(out, _HEADER, line, end, 0)
+                return fail(out.error, _HEADER, line, end)
             ok1, sid = parse_integer(buf, s1, e1)
             ok2, count = parse_integer(buf, s2, e2)
             ok3, columns = parse_integer(buf, s3, e3)
             if not (ok1 and ok2 and ok3) or sid < 0 or count < 1 or columns < 0:
-                return _fail(out, _HEADER, line, end, 0)
+                return fail(out.error, _HEADER, line, end)
         first = last = end
         extra = 0
         j = e3
@@ -474,7 +457,7 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
             extra += 1
             j = u
         if features and extra != columns:
-            return _fail(out, _HEADER, line, end, 0)
+            return fail(out.error, _HEADER, line, end)
         text = intern(texts, buf, first, last)
         if text < 0:
             return TABLE_FULL
@@ -489,24 +472,24 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
         out.numbers[b, 0], out.numbers[b, 1], out.numbers[b, 2] = sid, count, columns
         for r in range(count):
             if pos > n:
-                return _fail(out, _COUNT, n + 1, n + 1, r)
+                return fail(out.error, _COUNT, n + 1, n + 1, r)
             line = pos
             end, marked = _line_end(buf, pos, n)
             s, e = next_token(buf, line, end, False)
             if s == end or _begin(buf, s, e, digits) != 0 or (marked and _has_end_mark(buf, line, end)):
-                return _fail(out, _COUNT, line, end, r)
+                return fail(out.error, _COUNT, line, end, r)
             pos = end + 1
             code = _row(buf, out, names, line, end, columns, features)
             if code:
                 return code
         if pos > n:
-            return _fail(out, _END, n + 1, n + 1, 0)
+            return fail(out.error, _END, n + 1, n + 1)
         line = pos
         end = _line_end(buf, pos, n)[0]
         if not _end_line(buf, blocks, b, line, end, end_prefix):
-            return _fail(out, _END, line, end, 0)
+            return fail(out.error, _END, line, end)
         pos = end + 1
-        blocks[b, _B_END], blocks[b, _B_NAMES] = end, names.count[0]
+        blocks[b, _B_END], blocks[b, _B_NAMES] = end, names.used[0]
         sizes[0] += 1
         sizes[4] = pos
     return 0
@@ -532,14 +515,6 @@ def _header(text: str, kind: str, path: str, line: int) -> tuple[int, int, int]:
     return sid, count, dims
 
 
-def _located(data: bytes, offset: int, message: str, path: str) -> InputError:
-    """:func:`located`; an offset past the end is the line after the last (a file without a final newline
-    that stops inside a block)."""
-    if offset > len(data):
-        return InputError(message, path, data.count(b"\n") + 2)
-    return located(data, offset, message, path)
-
-
 def _raise_first(problems: list[tuple[int, InputError]]) -> None:
     """Raise the problem found first in file order (the smallest key), if any."""
     if problems:
@@ -547,6 +522,34 @@ def _raise_first(problems: list[tuple[int, InputError]]) -> None:
 
 
 _WHAT = {"FEATURES": "FEATSTAT file", "SCORES": "SCORESTAT file"}
+_MESSAGES = {
+    _COUNT: "sentence {sid}: expected {count} hypotheses, got {number}",
+    _FIELDS: "sentence {sid}: expected {columns} numbers, got {number} fields",
+    _END: "sentence {sid}: expected {kind}_TXT_END_{suffix} after {count} hypotheses",
+}
+
+
+class _Pass(NamedTuple):
+    """One try of the compiled pass over a file: its arrays, the numbers of the headers Python read, and
+    the problem of a header Python refused."""
+
+    out: _Scanned
+    given: dict[int, tuple[int, int, int]]
+    problems: list[tuple[int, InputError]]
+
+
+def _arrays(lines: int, tokens: int) -> _Scanned:
+    """The arrays of a pass over a file of at most ``lines`` lines and ``tokens`` tokens."""
+    return _Scanned(
+        blocks=np.zeros((lines, 9), np.int64),
+        numbers=np.zeros((lines, 3), np.int64),
+        value_counts=np.zeros(lines, np.int64),
+        features=np.empty(tokens, np.int64),
+        values=np.empty(tokens, np.float64),
+        flagged=np.empty((tokens, 4), np.int64),
+        sizes=np.zeros(5, np.int64),
+        error=new_error(),
+    )
 
 
 class _File:
@@ -558,41 +561,14 @@ class _File:
     def __init__(self, path: str, kind: str) -> None:
         self.path, self.kind = path, kind
         self.data = data = read_bytes(path, _WHAT[kind])
-        buf = np.frombuffer(data, dtype=np.uint8)
-        lines, tokens = text_bounds(buf)
+        self.buf = np.frombuffer(data, dtype=np.uint8)
         unusual = not data.isascii() and re.search(rb"_TXT_BEGIN_[0-9]*[\x80-\xff]", data)
-        digits = _unicode_digits() if unusual else _NO_DIGITS
-
-        def scan(capacities: tuple[int, ...]) -> tuple:
-            out = _Scanned(
-                blocks=np.zeros((lines, 9), np.int64),
-                numbers=np.zeros((lines, 3), np.int64),
-                value_counts=np.zeros(lines, np.int64),
-                features=np.empty(tokens, np.int64),
-                values=np.empty(tokens, np.float64),
-                flagged=np.empty((tokens, 4), np.int64),
-                sizes=np.zeros(5, np.int64),
-                error=np.zeros(4, np.int64),
-            )
-            names, texts = new_string_table(capacities[0]), new_string_table(capacities[1])
-            handed = np.zeros(4, np.int64)
-            given: dict[int, tuple[int, int, int]] = {}
-            while True:
-                code = _scan(buf, out, names, texts, kind == "FEATURES", digits, handed)
-                if code != _HEADER:
-                    return out, names, texts, given, None, code
-                start, end = int(out.error[1]), int(out.error[2])
-                text = data[start:end].decode("utf-8").strip()
-                try:
-                    numbers = _header(text, kind, path, data.count(b"\n", 0, start) + 1)
-                except InputError as error:
-                    return out, names, texts, given, (start, error), code
-                given[int(out.sizes[0])] = numbers
-                handed[:] = (1, *(min(x, _LARGEST) for x in numbers))
-                out.error[:] = 0
-
-        out, names, texts, given, problem, code = scan_with_tables(scan, (256, 64))
-        self.out, self.names, self.texts, self.given = out, names, texts, given
+        self.digits = unicode_digits() if unusual else NO_DIGITS
+        lines, tokens = text_bounds(self.buf)
+        state, (self.names, self.texts), code = run_scan(
+            self._scan, lambda _: _Pass(_arrays(lines, tokens), {}, []), (new_string_table, new_string_table), (256, 64)
+        )
+        self.out, self.given = out, given = state.out, state.given
         complete = int(out.sizes[0])
         sids = out.numbers[:complete, 0].tolist()
         for b, numbers in given.items():
@@ -600,36 +576,49 @@ class _File:
                 sids[b] = numbers[0]
         self.sids: list[int] = sids
         # the scan's error first: on a tie (a line that starts with a bad value and has too few fields) it wins
-        self.problems = [problem] if problem is not None else [self._scan_error()] if code else []
+        self.problems = state.problems or ([self._scan_error()] if code else [])
         self.problems += self._flagged()
+
+    def _scan(self, state: _Pass, names: StringTable, texts: StringTable) -> int:
+        """The compiled pass, handed the numbers of every header it leaves to Python (:func:`_header`)."""
+        out, data = state.out, self.data
+        handed = np.zeros(4, np.int64)
+        while True:
+            code = int(_scan(self.buf, out, names, texts, self.kind == "FEATURES", self.digits, handed))
+            if code != _HEADER:
+                return code
+            start, end = int(out.error[1]), int(out.error[2])
+            text = data[start:end].decode("utf-8").strip()
+            try:
+                numbers = _header(text, self.kind, self.path, data.count(b"\n", 0, start) + 1)
+            except InputError as error:
+                state.problems.append((start, error))
+                return code
+            state.given[int(out.sizes[0])] = numbers
+            handed[:] = (1, *(min(x, _LARGEST) for x in numbers))
+            out.error[:] = 0
 
     def _flagged(self) -> list[tuple[int, InputError]]:
         """``float()`` of the values the compiled pass left; the first bad one as a located error."""
         out, data = self.out, self.data
-        for index, start, end, name in out.flagged[: out.sizes[3]].tolist():
-            text = data[start:end].decode("utf-8")
-            what = f"column {-name - 1}" if name < 0 else string_at(data, self.names, name)
-            try:
-                value = float(text)
-            except ValueError:
-                return [(start, located(data, start, f"expected a number for {what}, got {text!r}", self.path))]
-            if not math.isfinite(value):
-                return [(start, located(data, start, f"{what} must be finite, got {text!r}", self.path))]
-            out.values[index] = value
-        return []
+        index, starts, ends, name = out.flagged[: out.sizes[3]].T
+        values, bad = flagged_floats(data, starts, ends)
+        out.values[index] = values
+        if bad is None:
+            return []
+        k, start = int(name[bad.row]), int(starts[bad.row])
+        what = f"column {-k - 1}" if k < 0 else string_at(data, self.names, k)
+        problem = f"expected a number for {what}" if bad.refused else f"{what} must be finite"
+        message = f"{problem}, got {bad.text!r}"
+        return [(start, located(data, start, message, self.path))]
 
     def _scan_error(self) -> tuple[int, InputError]:
         out, data = self.out, self.data
-        code, start, _, number = (int(x) for x in out.error)
         b = int(out.sizes[0])
         sid, count, columns = self.given.get(b) or out.numbers[b].tolist()
         suffix = data[out.blocks[b, _B_SUFFIX] : out.blocks[b, _B_SUFFIX_END]].decode("utf-8")
-        messages = {
-            _COUNT: f"sentence {sid}: expected {count} hypotheses, got {number}",
-            _FIELDS: f"sentence {sid}: expected {columns} numbers, got {number} fields",
-            _END: f"sentence {sid}: expected {self.kind}_TXT_END_{suffix} after {count} hypotheses",
-        }
-        return start, _located(data, start, messages[code], self.path)
+        fields = {"sid": sid, "count": count, "columns": columns, "kind": self.kind, "suffix": suffix}
+        return int(out.error[1]), scan_error(data, out.error, _MESSAGES, self.path, ("number",), **fields)
 
     def counts(self) -> list[int]:
         """The number of hypotheses of every complete block."""
@@ -642,7 +631,7 @@ class _File:
         return located(self.data, int(self.out.blocks[b, _B_LINE]), message, self.path)
 
     def list_offsets(self) -> np.ndarray:
-        return np.concatenate(([0], np.cumsum(self.out.numbers[: len(self.sids), 1])))
+        return offsets_from_counts(self.out.numbers[: len(self.sids), 1])
 
     def located_hypothesis(self, error: GraphError) -> InputError:
         """``error`` at the line of the hypothesis it names (``error.item``), else at the file."""
@@ -681,7 +670,7 @@ class _File:
             if width == 0:
                 return np.zeros((int(counts.sum()), 0)), None
             lengths = counts * width
-            index = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+            index = np.repeat(starts - offsets_from_counts(lengths)[:-1], lengths) + np.arange(int(lengths.sum()))
             return values[index].reshape(-1, width), None
         return None, [
             values[s : s + c * w].reshape(c, w)
@@ -722,7 +711,7 @@ def _feature_matrix(feats: _File, feature_space: FeatureSpace) -> tuple[np.ndarr
     text_ids = out.blocks[:blocks, _B_TEXT].tolist()
     name_ends = out.blocks[:blocks, _B_NAMES].tolist()
     dense: dict[int, np.ndarray] = {}
-    sparse = np.zeros(int(feats.names.count[0]), np.int64)
+    sparse = np.zeros(int(feats.names.used[0]), np.int64)
     done = 0
     widths = np.empty(blocks, np.int64)
     for b in range(blocks):
@@ -739,7 +728,7 @@ def _feature_matrix(feats: _File, feature_space: FeatureSpace) -> tuple[np.ndarr
     order = sorted(dense)
     table = np.concatenate([dense[k] for k in order] + [np.zeros(0, np.int64)])
     first = np.zeros(max(order) + 1, np.int64)
-    first[order] = np.cumsum([0] + [dense[k].size for k in order])[:-1]
+    first[order] = offsets_from_counts([dense[k].size for k in order])[:-1]
     value_counts = out.value_counts[:hypotheses]
     columns = _columns(
         out.features[:num_values],
@@ -750,7 +739,7 @@ def _feature_matrix(feats: _File, feature_space: FeatureSpace) -> tuple[np.ndarr
         sparse,
     )
     features = sp.csr_matrix(
-        (out.values[:num_values], columns, np.concatenate(([0], np.cumsum(value_counts)))),
+        (out.values[:num_values], columns, offsets_from_counts(value_counts)),
         shape=(hypotheses, len(feature_space)),
     )
     return widths, features

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import NamedTuple
 
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.io import open_text
@@ -78,17 +79,23 @@ def _index(value: str, what: str, limit: int | None, path: str, number: int) -> 
     return k
 
 
-def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+class _Slf(NamedTuple):
+    """An SLF file's lines, sorted: header fields, node fields by node number, link fields with their line."""
+
+    header: dict[str, str]
+    nodes: dict[int, dict[str, str]]
+    links: list[tuple[int, dict[str, str]]]
+    num_nodes: int
+    last: int  # the last line with content
+
+
+def _parse(lines: list[str], path: str) -> _Slf:
+    """The fields of every line, with the counts ``N=`` and ``L=`` checked against the nodes and links."""
     header: dict[str, str] = {}
     nodes: dict[int, dict[str, str]] = {}
     links: list[tuple[int, dict[str, str]]] = []
     num_nodes = num_links = None
     last = 0
-    with open_text(path) as handle:
-        try:
-            lines = handle.read().split("\n")
-        except (UnicodeDecodeError, EOFError, OSError) as error:
-            raise InputError(f"cannot read the file ({error})", path) from None
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -115,6 +122,32 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         raise InputError("no 'N=<nodes> L=<links>' line (is this an HTK lattice?)", path, last or 1)
     if len(links) != num_links:
         raise InputError(f"the header announces L={num_links} links but the file has {len(links)}", path, last)
+    return _Slf(header, nodes, links, num_nodes, last)
+
+
+def _link_features(fields: dict[str, str], path: str, number: int) -> list[tuple[str, float]]:
+    """A link's numeric fields as features (see the module docstring)."""
+    features = []
+    for name, value in fields.items():
+        if name in _NOT_FEATURES:
+            continue
+        try:
+            x = float(value)
+        except ValueError:
+            raise InputError(f"link field {name}={value!r}: expected a number", path, number) from None
+        if not math.isfinite(x):
+            raise InputError(f"link field {name}={value!r} must be finite", path, number)
+        features.append((_FEATURES.get(name, f"slf_{name}"), x))
+    return features
+
+
+def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+    with open_text(path) as handle:
+        try:
+            lines = handle.read().split("\n")
+        except (UnicodeDecodeError, EOFError, OSError) as error:
+            raise InputError(f"cannot read the file ({error})", path) from None
+    header, nodes, links, num_nodes, last = _parse(lines, path)
     builder = HypergraphBuilder(feature_space, vocabulary)
     for k in range(num_nodes):
         builder.add_node(str(k))
@@ -127,20 +160,9 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         word = fields.get("W")
         if word is None:
             word = nodes.get(end, {}).get("W", NULL)
-        features = []
-        for name, value in fields.items():
-            if name in _NOT_FEATURES:
-                continue
-            try:
-                x = float(value)
-            except ValueError:
-                raise InputError(f"link field {name}={value!r}: expected a number", path, number) from None
-            if not math.isfinite(x):
-                raise InputError(f"link field {name}={value!r} must be finite", path, number)
-            features.append((_FEATURES.get(name, f"slf_{name}"), x))
         outgoing[start] += 1
         incoming[end] += 1
-        arcs.append((number, start, end, word, features))
+        arcs.append((number, start, end, word, _link_features(fields, path, number)))
     start_node = _terminal(header.get("start"), incoming, "start", "incoming", num_nodes, path, last)
     end_node = _terminal(header.get("end"), outgoing, "end", "outgoing", num_nodes, path, last)
     builder.add_edge(start_node, (), None, [])
@@ -158,7 +180,8 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         raise InputError(f"invalid lattice: {error}", path, last) from None
 
 
-def _terminal(given, degree, what, direction, n, path, line) -> int:
+def _terminal(given: str | None, degree: list[int], what: str, direction: str, n: int, path: str, line: int) -> int:
+    """The ``start`` or ``end`` node: as the header gives it, else the only node without links in ``direction``."""
     if given is not None:
         return _index(given, f"{what} node", n, path, line)
     candidates = [k for k in range(n) if degree[k] == 0]

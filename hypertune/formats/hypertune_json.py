@@ -38,11 +38,11 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
         documents = [(1, json.loads(text))]
     except json.JSONDecodeError as whole_error:
         documents = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
+        for number, row in enumerate(text.splitlines(), 1):
+            if not row.strip():
                 continue
             try:
-                documents.append((number, json.loads(line)))
+                documents.append((number, json.loads(row)))
             except json.JSONDecodeError:
                 error = whole_error if number == whole_error.lineno else None
                 detail = error.msg if error else "not a JSON object"

@@ -27,16 +27,26 @@ import stat
 import sys
 import tempfile
 import zlib
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Protocol
 
 from hypertune.errors import InputError
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
     (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
     (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
 )
-_HEAD_DECOMPRESSORS = {
+
+
+class _Decompressor(Protocol):
+    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
+
+
+_HEAD_DECOMPRESSORS: dict[str, Callable[[], _Decompressor]] = {
     "gzip": lambda: zlib.decompressobj(16 + zlib.MAX_WBITS),
     "bzip2": bz2.BZ2Decompressor,
     "xz": lzma.LZMADecompressor,
@@ -49,13 +59,13 @@ BOM = codecs.BOM_UTF8
 class _Decompressed(io.RawIOBase):
     """A decompressing stream whose read errors (truncation, corruption) name the file."""
 
-    def __init__(self, stream: IO[bytes], raw: IO[bytes], kind: str, path: str) -> None:
+    def __init__(self, stream: io.BufferedIOBase, raw: IO[bytes], kind: str, path: str) -> None:
         self._stream, self._raw, self._kind, self._path = stream, raw, kind, path
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer) -> int:
         try:
             return self._stream.readinto(buffer)
         except _CORRUPT as error:

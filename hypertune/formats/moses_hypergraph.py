@@ -34,16 +34,15 @@ directory gives the graphs in sentence-id order and skips ``weights`` (see :func
 from __future__ import annotations
 
 import gzip
-import math
 import os
 from collections import Counter
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import (
     check_word,
@@ -54,18 +53,24 @@ from hypertune.formats._common import (
 from hypertune.formats._scan import (
     MAX_DIGITS,
     TABLE_FULL,
+    EdgeArrays,
     StringTable,
-    first_occurrences,
+    edge_graph,
+    fail,
+    flagged_floats,
     intern,
+    interned_columns,
     is_separator,
     is_string,
     located,
+    new_error,
     new_string_table,
     next_token,
     parse_decimal,
     parse_integer,
     read_bytes,
-    scan_with_tables,
+    run_scan,
+    scan_error,
     string_at,
     text_bounds,
     uncounted_jit,
@@ -131,12 +136,6 @@ class _Scanned(NamedTuple):
 ) = range(1, 14)
 
 
-@_inline
-def _fail(out: _Scanned, code: int, start: int, end: int, vertex: int, number: int) -> int:  # pragma: no cover
-    out.error[0], out.error[1], out.error[2], out.error[3], out.error[4] = code, start, end, vertex, number
-    return code
-
-
 @uncounted_jit
 def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
     """Scan one edge line ``target ||| features ||| source-covered`` of ``vertex`` into ``out``;
@@ -150,7 +149,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
         else:
             j += 1
     if separators != 2:
-        return _fail(out, _EDGE_FIELDS, start, end, vertex, 0)
+        return fail(out.error, _EDGE_FIELDS, start, end, vertex)
     sizes = out.sizes
     edge = sizes[5]
     field = 0
@@ -171,13 +170,13 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
                 digits, tail = parse_integer(buf, s + 1, e - 1)
                 if digits and buf[s + 1] != 45 and buf[s + 1] != 43:
                     if tail >= vertex:
-                        return _fail(out, _TAIL, s, e, vertex, 0)
+                        return fail(out.error, _TAIL, s, e, vertex)
                     out.target[sizes[2]] = -(tail + 1)
                     sizes[2] += 1
                     out.target_lengths[edge] += 1
                     continue
                 if e - s - 2 > MAX_DIGITS and parse_integer(buf, s + 1, s + 1 + MAX_DIGITS)[0]:
-                    return _fail(out, _TAIL, s, e, vertex, 0)  # a tail id too long for any vertex
+                    return fail(out.error, _TAIL, s, e, vertex)  # a tail id too long for any vertex
             word = intern(table, buf, s, e)
             if word < 0:
                 return TABLE_FULL
@@ -189,7 +188,7 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
             while q >= s and buf[q] != 61:
                 q -= 1
             if q <= s:
-                return _fail(out, _FEATURE, s, e, vertex, 0)
+                return fail(out.error, _FEATURE, s, e, vertex)
             position = out.feature_counts[edge]
             name = out.name_guess[position] if position < out.name_guess.size else -1
             if not is_string(table, name, buf, s, q):  # most lines name their features in the same order
@@ -211,11 +210,11 @@ def _edge(buf, start, end, vertex, out, table):  # pragma: no cover - compiled
         else:
             digits, covered = parse_integer(buf, s, e)
             if source_seen or not digits or buf[s] == 45 or buf[s] == 43:
-                return _fail(out, _SOURCE, field_start, end, vertex, 0)
+                return fail(out.error, _SOURCE, field_start, end, vertex)
             out.sources[edge] = covered
             source_seen = True
     if not source_seen:
-        return _fail(out, _SOURCE, field_start, end, vertex, 0)
+        return fail(out.error, _SOURCE, field_start, end, vertex)
     sizes[5] += 1
     return 0
 
@@ -242,23 +241,23 @@ def _scan(buf, out, table):  # pragma: no cover - compiled
             ok1, vertices = parse_integer(buf, s, e)
             ok2, edges = parse_integer(buf, s2, e2)
             if s2 == end or next_token(buf, e2, end, False)[0] != end:
-                return _fail(out, _HEADER_FIELDS, line_start, end, 0, 0)
+                return fail(out.error, _HEADER_FIELDS, line_start, end)
             if not (ok1 and ok2):
-                return _fail(out, _HEADER_NUMBERS, line_start, end, 0, 0)
+                return fail(out.error, _HEADER_NUMBERS, line_start, end)
             if vertices < 1 or edges < 1:
-                return _fail(out, _HEADER_EMPTY, line_start, end, 0, 0)
+                return fail(out.error, _HEADER_EMPTY, line_start, end)
             sizes[0], sizes[1] = vertices, edges
             vertex = 0
         elif vertex == sizes[0]:
-            return _fail(out, _TRAILING, line_start, end, vertex, 0)
+            return fail(out.error, _TRAILING, line_start, end, vertex)
         elif remaining == 0:
             ok, count = parse_integer(buf, s, e)
             if not ok or next_token(buf, e, end, False)[0] != end:
-                return _fail(out, _COUNT, line_start, end, vertex, 0)
+                return fail(out.error, _COUNT, line_start, end, vertex)
             if count < 1:
-                return _fail(out, _COUNT_LOW, line_start, end, vertex, count)
+                return fail(out.error, _COUNT_LOW, line_start, end, vertex, count)
             if sizes[5] + count > sizes[1]:
-                return _fail(out, _COUNT_HIGH, line_start, end, vertex, count)
+                return fail(out.error, _COUNT_HIGH, line_start, end, vertex, count)
             out.counts[vertex] = count
             remaining = count
         else:
@@ -269,9 +268,9 @@ def _scan(buf, out, table):  # pragma: no cover - compiled
             if remaining == 0:
                 vertex += 1
                 if vertex == sizes[0] and sizes[5] != sizes[1]:
-                    return _fail(out, _TOO_FEW_EDGES, line_start, end, vertex, sizes[5])
+                    return fail(out.error, _TOO_FEW_EDGES, line_start, end, vertex, sizes[5])
     if vertex != sizes[0] or vertex == -1:
-        return _fail(out, _ENDS_EARLY, n, n, max(vertex, 0), 0)
+        return fail(out.error, _ENDS_EARLY, n, n, max(vertex, 0), 0)
     return 0
 
 
@@ -282,8 +281,8 @@ def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocab
     buf = np.frombuffer(data, dtype=np.uint8)
     lines, tokens = text_bounds(buf)
 
-    def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, int]:
-        out = _Scanned(
+    def arrays(_: Sequence[int]) -> _Scanned:
+        return _Scanned(
             counts=np.zeros(lines, np.int64),
             target=np.empty(tokens, np.int64),
             target_lengths=np.zeros(lines, np.int64),
@@ -293,56 +292,58 @@ def parse(data: bytes, path: str, feature_space: FeatureSpace, vocabulary: Vocab
             sources=np.zeros(lines, np.int64),
             flagged=np.empty((tokens, 4), np.int64),
             sizes=np.zeros(6, np.int64),
-            error=np.zeros(5, np.int64),
+            error=new_error(),
             name_guess=np.full(256, -1, np.int64),
         )
-        table = new_string_table(capacities[0])
-        return out, table, _scan(buf, out, table)
 
-    out, table, code = scan_with_tables(scan, (4096,))
+    out, (table,), code = run_scan(lambda out, table: _scan(buf, out, table), arrays, (new_string_table,), (4096,))
     _convert_flagged(data, out, path)  # a bad number comes before any later error
     if code:
-        raise _scan_error(data, out, path)
+        raise scan_error(data, out.error, _MESSAGES, path, ("vertex", "number"), **_fields(data, out))
     return _graph(data, out, table, path, feature_space, vocabulary)
 
 
 def _convert_flagged(data: bytes, out: _Scanned, path: str) -> None:
     """``float()`` of the values the compiled pass left (exponents, many digits, ``inf``, ...)."""
-    edge_of = np.repeat(np.arange(out.sizes[5] + 1), out.feature_counts[: out.sizes[5] + 1])
-    head = np.repeat(np.arange(out.counts.size), out.counts)
-    for feature, start, end, value_start in out.flagged[: out.sizes[4]].tolist():
-        item = data[start:end].decode("utf-8")
-        edge = int(edge_of[feature])
-        vertex = int(head[edge])  # the vertex's edge count was read before any of its edges
-        try:
-            x = float(data[value_start:end].decode("utf-8"))
-        except ValueError:
-            raise located(data, start, f"vertex {vertex}: bad number in feature {item!r}", path) from None
-        if not math.isfinite(x):
-            raise located(data, start, f"vertex {vertex}: feature {item!r} must be finite", path)
-        out.values[feature] = x
+    feature, starts, ends, value_starts = out.flagged[: out.sizes[4]].T
+    values, bad = flagged_floats(data, value_starts, ends)
+    out.values[feature] = values
+    if bad is not None:
+        edge_of = np.repeat(np.arange(out.sizes[5] + 1), out.feature_counts[: out.sizes[5] + 1])
+        head = np.repeat(np.arange(out.counts.size), out.counts)
+        vertex = int(head[edge_of[feature[bad.row]]])  # the vertex's edge count was read before any of its edges
+        start = int(starts[bad.row])
+        item = data[start : int(ends[bad.row])].decode("utf-8")
+        problem = f"bad number in feature {item!r}" if bad.refused else f"feature {item!r} must be finite"
+        raise located(data, start, f"vertex {vertex}: {problem}", path)
 
 
-def _scan_error(data: bytes, out: _Scanned, path: str) -> InputError:
-    code, start, end, vertex, number = (int(x) for x in out.error)
-    text = data[start:end].decode("utf-8").strip()
-    vertices, edges = int(out.sizes[0]), int(out.sizes[1])
-    messages = {
-        _HEADER_FIELDS: f"expected '<vertices> <edges>', got {text!r}",
-        _HEADER_NUMBERS: f"expected '<vertices> <edges>' (two integers), got {text!r}",
-        _HEADER_EMPTY: "a hypergraph needs at least one vertex and one edge",
-        _COUNT: f"vertex {vertex}: expected its number of edges, got {text!r}",
-        _COUNT_LOW: f"vertex {vertex}: expected at least one edge, got {number}",
-        _COUNT_HIGH: f"vertex {vertex}: {number} more edges exceed the {edges} edges the header announces",
-        _EDGE_FIELDS: f"vertex {vertex}: expected an edge 'target ||| features ||| source-covered', got {text!r}",
-        _TAIL: f"vertex {vertex}: unknown tail id {text} (tails must be earlier vertices 0..{vertex - 1})",
-        _FEATURE: f"vertex {vertex}: expected a feature 'name=value', got {text!r}",
-        _SOURCE: f"vertex {vertex}: expected a source-covered count, got {text!r}",
-        _TOO_FEW_EDGES: f"the header announces {edges} edges but the file has {number}",
-        _TRAILING: f"unexpected text after the last vertex ({vertices} announced): {text[:40]!r}",
-        _ENDS_EARLY: "the file ends early (expected more vertices or edges)",
+_MESSAGES = {
+    _HEADER_FIELDS: "expected '<vertices> <edges>', got {token!r}",
+    _HEADER_NUMBERS: "expected '<vertices> <edges>' (two integers), got {token!r}",
+    _HEADER_EMPTY: "a hypergraph needs at least one vertex and one edge",
+    _COUNT: "vertex {vertex}: expected its number of edges, got {token!r}",
+    _COUNT_LOW: "vertex {vertex}: expected at least one edge, got {number}",
+    _COUNT_HIGH: "vertex {vertex}: {number} more edges exceed the {edges} edges the header announces",
+    _EDGE_FIELDS: "vertex {vertex}: expected an edge 'target ||| features ||| source-covered', got {token!r}",
+    _TAIL: "vertex {vertex}: unknown tail id {token} (tails must be earlier vertices 0..{last_vertex})",
+    _FEATURE: "vertex {vertex}: expected a feature 'name=value', got {token!r}",
+    _SOURCE: "vertex {vertex}: expected a source-covered count, got {token!r}",
+    _TOO_FEW_EDGES: "the header announces {edges} edges but the file has {number}",
+    _TRAILING: "unexpected text after the last vertex ({vertices} announced): {beginning!r}",
+    _ENDS_EARLY: "the file ends early (expected more vertices or edges)",
+}
+
+
+def _fields(data: bytes, out: _Scanned) -> dict[str, Any]:
+    """The fields of the messages beyond the error record's numbers."""
+    start, end, vertex = (int(x) for x in out.error[1:4])
+    return {
+        "vertices": int(out.sizes[0]),
+        "edges": int(out.sizes[1]),
+        "last_vertex": vertex - 1,
+        "beginning": lambda: data[start:end].decode("utf-8").strip()[:40],
     }
-    return located(data, start, messages[code], path)
 
 
 def _graph(
@@ -357,41 +358,41 @@ def _graph(
     is_tail = tokens < 0
     tail_edge = np.repeat(np.arange(num_edges, dtype=np.int64), target_lengths)[is_tail]
     tails = -tokens[is_tail] - 1
-    tail_offsets = np.concatenate(([0], np.cumsum(np.bincount(tail_edge, minlength=num_edges), dtype=np.int64)))
-    target_offsets = np.concatenate(([0], np.cumsum(target_lengths, dtype=np.int64)))
-    size = max(int(table.count[0]), 1)
-    words = first_occurrences(tokens[~is_tail], size)
-    column = np.zeros(size, dtype=np.int64)
-    texts = [string_at(data, table, k) for k in words.tolist()]
-    for text in texts:  # [k] with digits other than ASCII ones: Python's isdigit() would have read a tail
-        if text[0] == "[" and text[-1] == "]" and text[1:-1].isdigit():
-            message = f"tail reference {text} must use ASCII digits"
-            raise located(data, data.find(text.encode("utf-8")), message, path)
-    column[words] = vocabulary.indices(texts)
-    target = column[np.where(is_tail, 0, tokens)]
+    tail_offsets = offsets_from_counts(np.bincount(tail_edge, minlength=num_edges))
+    target_offsets = offsets_from_counts(target_lengths)
+    size = int(table.used[0])
+
+    def words(ks: list[int]) -> list[str]:
+        texts = [string_at(data, table, k) for k in ks]
+        for text in texts:  # [k] with digits other than ASCII ones: Python's isdigit() would have read a tail
+            if text[0] == "[" and text[-1] == "]" and text[1:-1].isdigit():
+                message = f"tail reference {text} must use ASCII digits"
+                raise located(data, data.find(text.encode("utf-8")), message, path)
+        return texts
+
+    target = tokens.copy()
+    target[~is_tail] = interned_columns(tokens[~is_tail], size, words, vocabulary.indices)
     target[is_tail] = -(np.cumsum(is_tail)[is_tail] - tail_offsets[tail_edge])
 
     values = out.values[:num_features]
     kept = values != 0.0
     names = out.names[:num_features]
-    feature_column = np.full(column.size, -1, dtype=np.int64)
-    for k in first_occurrences(names[kept], size).tolist():
-        feature_column[k] = feature_space.index(from_moses_hypergraph_name(string_at(data, table, k)))
+    columns = interned_columns(
+        names[kept],
+        size,
+        lambda ks: [from_moses_hypergraph_name(string_at(data, table, k)) for k in ks],
+        feature_space.indices,
+    )
     feature_edge = np.repeat(np.arange(num_edges, dtype=np.int64), out.feature_counts[:num_edges])
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_edge[kept], minlength=num_edges), dtype=np.int64)))
-    features = sp.csr_matrix((values[kept], feature_column[names[kept]], indptr), shape=(num_edges, len(feature_space)))
+    feature_offsets = offsets_from_counts(np.bincount(feature_edge[kept], minlength=num_edges))
+    edges = EdgeArrays(head, tail_offsets, tails, target_offsets, target, feature_offsets, columns, values[kept])
     try:
-        return Hypergraph(
+        return edge_graph(
+            edges,
+            (0, num_edges),
             vertices,
-            head,
-            tail_offsets,
-            tails,
-            features,
-            target_offsets,
-            target,
-            feature_space,
-            vocabulary,
-            None,
+            len(feature_space),
+            (feature_space, vocabulary),
             source_covered=out.sources[:num_edges].copy(),
         )
     except GraphError as error:

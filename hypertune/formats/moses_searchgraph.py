@@ -45,10 +45,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from hypertune.errors import GraphError, InputError
-from hypertune.formats._common import ArrayBuilder, component_names, parse_float, parse_int
+from hypertune.formats._common import component_names, parse_float, parse_int
 from hypertune.formats.io import open_text
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph, trim, useful_edges
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder, trim, useful_edges
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 TRANSITION = "Transition"
@@ -175,17 +175,7 @@ class _Reader:
         hyp = parse_int(fields["hyp"], "hyp=", path, number)
         stack = parse_int(fields["stack"], "stack=", path, number)
         if hyp == 0:
-            unknown = sorted(set(fields) - START_FIELDS)
-            if unknown:
-                raise self.fail(f"hyp=0 is the start hypothesis: it has no {unknown[0]}= field", number)
-            if stack != 0:
-                raise self.fail(f"the start hypothesis hyp=0 must be in stack 0, got stack={stack}", number)
-            line = _Line(number, 0, 0)
-            if "forward" in fields:
-                line.forward = parse_int(fields["forward"], "forward=", path, number, minimum=-1)
-            if "fscore" in fields:
-                parse_float(fields["fscore"], "fscore=", path, number)
-            return line
+            return self._start_line(fields, stack, number)
         unknown = sorted(set(fields) - ALLOWED)
         if unknown:
             raise self.fail(f"unknown field {unknown[0]}= (expected {', '.join(REQUIRED)}, ...)", number)
@@ -215,6 +205,26 @@ class _Reader:
         if match is None or int(match.group(1)) > int(match.group(2)):
             raise self.fail(f"expected covered=START-END (source positions), got {fields['covered']!r}", number)
         line.covered = (int(match.group(1)), int(match.group(2)))
+        self._read_output(line, fields, extended)
+        return line
+
+    def _start_line(self, fields: dict[str, str], stack: int, number: int) -> _Line:
+        """The start hypothesis's line (``hyp=0``)."""
+        unknown = sorted(set(fields) - START_FIELDS)
+        if unknown:
+            raise self.fail(f"hyp=0 is the start hypothesis: it has no {unknown[0]}= field", number)
+        if stack != 0:
+            raise self.fail(f"the start hypothesis hyp=0 must be in stack 0, got stack={stack}", number)
+        line = _Line(number, 0, 0)
+        if "forward" in fields:
+            line.forward = parse_int(fields["forward"], "forward=", self.path, number, minimum=-1)
+        if "fscore" in fields:
+            parse_float(fields["fscore"], "fscore=", self.path, number)
+        return line
+
+    def _read_output(self, line: _Line, fields: dict[str, str], extended: bool) -> None:
+        """A transition line's target words and features: ``out=`` and, in the extended format, ``scores=``."""
+        number, path = line.number, self.path
         out = fields["out"]
         if extended:
             if len(out) < 2 or out[0] != '"' or out[-1] != '"' or "|" not in out[1:-1]:
@@ -230,7 +240,6 @@ class _Reader:
             if line.transition != 0.0:
                 line.features = [(TRANSITION, line.transition)]
         line.words = target.split()
-        return line
 
     def sentence(self, sid: int, lines: list[_Line], feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
         first = lines[0].number
@@ -337,24 +346,24 @@ class _Reader:
                 head = line.recombined if line.recombined is not None else line.hyp
                 arcs.append((node[head], line))
         arcs.sort(key=lambda arc: arc[0])
-        builder = ArrayBuilder(feature_space, vocabulary)
-        builder.add_edge(0, (), (), ())
+        builder = HypergraphBuilder(feature_space, vocabulary)
+        builder.add_encoded_edge(0, (), (), ())
         covered: list[list[int] | None] = [None]
         source_covered = [0]
         for head, line in arcs:
             assert line.back is not None and line.covered is not None
             tokens = [-1, *(vocabulary.index(word) for word in line.words)]
-            builder.add_edge(head, [node[line.back]], line.features, tokens)
+            builder.add_encoded_edge(head, [node[line.back]], line.features, tokens)
             covered.append(list(line.covered))
             source_covered.append(line.stack)
         for h in order:
             if h.stack == final_stack:
-                builder.add_edge(goal, [node[h.hyp]], (), [-1])
+                builder.add_encoded_edge(goal, [node[h.hyp]], (), [-1])
                 covered.append(None)
                 source_covered.append(final_stack)
         labels = [str(h.hyp) for h in order] + ["goal"]
         try:
-            graph = builder.build(goal + 1, labels, sentence_id=sid, source_covered=source_covered)
+            graph = builder.build_in_order(goal + 1, labels=labels, sentence_id=sid, source_covered=source_covered)
             keep_edges, keep_nodes = useful_edges(graph)
             if not keep_edges.all() or not keep_nodes.all():
                 graph = trim(graph)

@@ -20,7 +20,6 @@ parameter file (:func:`read_zmert`, ``names=`` or ``params=``) and default to ``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -28,16 +27,20 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats._scan import (
     TABLE_FULL,
     KeyTable,
     StringTable,
+    fail,
+    flagged_floats,
     intern,
     is_string,
     key_id,
     located,
+    new_error,
     new_key_table,
     new_string_table,
     next_number,
@@ -45,14 +48,15 @@ from hypertune.formats._scan import (
     parse_decimal,
     parse_integer,
     read_bytes,
-    scan_with_tables,
+    run_scan,
+    scan_error,
     string_at,
     text_bounds,
     uncounted_jit,
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph, kbest_lattices
+from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 _inline = numba.njit(cache=True, nogil=True, inline="always")
@@ -194,12 +198,6 @@ def _feature_key(label: int, component: int, size: int) -> int:  # pragma: no co
 
 
 @_inline
-def _fail(out: _Scanned, code: int, start: int, end: int, number: int) -> int:  # pragma: no cover - compiled
-    out.error[0], out.error[1], out.error[2], out.error[3] = code, start, end, number
-    return code
-
-
-@_inline
 def _flag(out, index, start, end, name):  # pragma: no cover - compiled
     """Leave value ``index`` (``buf[start:end]``, of feature ``name``; -1: a total) to ``float()``."""
     k = out.sizes[3]
@@ -241,7 +239,7 @@ def _close_group(out, ids, label, first, last, group):  # pragma: no cover - com
 def _end_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
     """Close the open group ``group`` of ``label``: an error if it is empty."""
     if first == last:
-        return _fail(out, _LABEL_EMPTY, out.groups[group, 4], out.groups[group, 5], 0)
+        return fail(out.error, _LABEL_EMPTY, out.groups[group, 4], out.groups[group, 5])
     return _close_group(out, ids, label, first, last, group)
 
 
@@ -255,10 +253,10 @@ def _open_label(buf, s, e, out, names, group):  # pragma: no cover - compiled
         if label < 0:
             return TABLE_FULL, -1
     if group >= out.groups.shape[0]:
-        return _fail(out, _TOO_MANY_LABELS, s, e, out.groups.shape[0]), -1
+        return fail(out.error, _TOO_MANY_LABELS, s, e, out.groups.shape[0]), -1
     for g in range(group):
         if out.groups[g, 0] == label:
-            return _fail(out, _LABEL_TWICE, s, e, 0), -1
+            return fail(out.error, _LABEL_TWICE, s, e), -1
     out.groups[group, 0], out.groups[group, 4], out.groups[group, 5] = label, s, e
     return 0, label
 
@@ -272,12 +270,12 @@ def _other_token(buf, s, e, out, names, ids, label, group_start, f, group):  # p
         q -= 1
     if q < s:  # no "=": a value of the open label
         if label < 0:
-            return _fail(out, _UNLABELLED, s, e, 0), label
+            return fail(out.error, _UNLABELLED, s, e), label
         _flag(out, f, s, e, label)
         out.values[f] = 0.0
         return 0, label
     if q == s:
-        return _fail(out, _SPARSE_NAME, s, e, 0), label
+        return fail(out.error, _SPARSE_NAME, s, e), label
     if label >= 0:
         code = _end_group(out, ids, label, group_start, f, group)
         if code:
@@ -306,7 +304,7 @@ def _features(buf, start, end, out, names, ids, f):  # pragma: no cover - compil
         j = e
         if exact:
             if label < 0:
-                return _fail(out, _UNLABELLED, s, e, 0), f
+                return fail(out.error, _UNLABELLED, s, e), f
             out.values[f] = value
             f += 1
             continue
@@ -416,7 +414,7 @@ def _total(buf, out, h, start, end):  # pragma: no cover - compiled
     """The total score of hypothesis ``h``: exactly one number in ``buf[start:end]``. An error code."""
     s, e, exact, value = next_number(buf, start, end)
     if s == end or next_token(buf, e, end, False)[0] != end:
-        return _fail(out, _TOTAL, start, end, 0)
+        return fail(out.error, _TOTAL, start, end)
     out.totals[h] = value
     if not exact:
         _flag(out, h, s, e, -1)
@@ -439,12 +437,12 @@ def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
         if separators == 0 and next_token(buf, line, end, False)[0] == end:
             continue
         if separators < (2 if zmert else 3) or (zmert and separators != 2):
-            return _fail(out, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
+            return fail(out.error, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
         out.line_starts[h] = line
         s, e = next_token(buf, line, bounds[0] - 3, False)
         ok, sid = parse_integer(buf, s, e)
         if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
-            return _fail(out, _SID, line, bounds[0] - 3, 0)
+            return fail(out.error, _SID, line, bounds[0] - 3)
         out.sentence[h] = sid
         w0, f0 = w, f
         w = _words(buf, bounds[0], bounds[1] - 3, out, words, w)
@@ -466,8 +464,8 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
     buf = np.frombuffer(data, dtype=np.uint8)
     lines, tokens = text_bounds(buf)
 
-    def scan(capacities: tuple[int, ...]) -> tuple[_Scanned, StringTable, StringTable, KeyTable, int]:
-        out = _Scanned(
+    def arrays(_: Sequence[int]) -> _Scanned:
+        return _Scanned(
             sentence=np.empty(lines, np.int64),
             word_counts=np.empty(lines, np.int64),
             feature_counts=np.empty(lines, np.int64),
@@ -478,15 +476,18 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
             values=np.empty(tokens, np.float64),
             flagged=np.empty((tokens, 4), np.int64),
             sizes=np.zeros(4, np.int64),
-            error=np.zeros(4, np.int64),
+            error=new_error(),
             groups=np.full((_MAX_LABELS, 6), -1, np.int64),
             bounds=np.empty(4, np.int64),
         )
-        words, names, ids = (new_string_table(capacities[0]), new_string_table(capacities[1]),
-                             new_key_table(capacities[2]))  # fmt: skip
-        return out, words, names, ids, _scan(buf, out, words, names, ids, zmert)
 
-    return scan_with_tables(scan, (1 << 14, 256, 1024))
+    out, (words, names, ids), code = run_scan(
+        lambda out, *tables: _scan(buf, out, *tables, zmert),
+        arrays,
+        (new_string_table, new_string_table, new_key_table),
+        (1 << 14, 256, 1024),
+    )
+    return out, words, names, ids, code
 
 
 def _read(
@@ -519,7 +520,7 @@ def _read(
     initial_width = len(feature_space)
     columns = _feature_columns(data, out, names, ids, feature_space, zmert, zmert_names, path)
     try:
-        return _graphs(data, out, words, columns, starts, initial_width, feature_space, vocabulary, zmert)
+        return _graphs(data, out, words, columns, starts, initial_width, (feature_space, vocabulary), zmert)
     except GraphError as error:
         if error.item is None:
             raise InputError(f"invalid k-best list: {error}", path) from None
@@ -536,37 +537,37 @@ def _repeated_runs(run_ids: np.ndarray) -> int:
 
 def _flagged_problems(data: bytes, out: _Scanned, names: StringTable, path: str) -> list[tuple[int, InputError]]:
     """``float()`` of the values the compiled pass left; the first bad one as a located error."""
-    for index, start, end, name in out.flagged[: out.sizes[3]].tolist():
-        text = data[start:end].decode("utf-8")
-        label = "total" if name == -1 else "candidate feature" if name == -2 else string_at(data, names, name)
-        try:
-            value = float(text)
-        except ValueError:
-            return [(start, located(data, start, f"feature {label!r}: expected a number, got {text!r}", path))]
-        if not math.isfinite(value):
-            return [(start, located(data, start, f"feature {label!r}: values must be finite, got {text!r}", path))]
-        (out.totals if name == -1 else out.values)[index] = value
-    return []
+    index, starts, ends, name = out.flagged[: out.sizes[3]].T
+    values, bad = flagged_floats(data, starts, ends)
+    is_total = name == -1
+    out.totals[index[is_total]] = values[is_total]
+    out.values[index[~is_total]] = values[~is_total]
+    if bad is None:
+        return []
+    k, start = int(name[bad.row]), int(starts[bad.row])
+    label = "total" if k == -1 else "candidate feature" if k == -2 else string_at(data, names, k)
+    problem = "expected a number" if bad.refused else "values must be finite"
+    return [(start, located(data, start, f"feature {label!r}: {problem}, got {bad.text!r}", path))]
+
+
+_MESSAGES = {
+    _FIELDS: "expected at least {fields} fields separated by '|||', got {number}",
+    _ZMERT_FIELDS: "expected 'i ||| candidate ||| v1 v2 ...' (3 fields), got {number}",
+    _SID: "expected a sentence id (a non-negative integer), got {token!r}",
+    _UNLABELLED: "the value {token!r} has no feature label (expected 'Name= v1 v2 ...')",
+    _SPARSE_NAME: "expected a feature 'name=value', got {token!r}",
+    _LABEL_TWICE: "feature label {label!r} appears twice",
+    _LABEL_EMPTY: "feature label {label!r} has no values",
+    _TOTAL: "expected the total score in field 4, got {token!r}",
+    _TOO_MANY_LABELS: "more than {number} feature labels on one line",
+}
 
 
 def _scan_error(data: bytes, out: _Scanned, path: str, zmert: bool) -> InputError:
-    code, start, end, number = (int(x) for x in out.error)
-    text = data[start:end].decode("utf-8")
-    token = text.strip()
-    messages = {
-        _FIELDS: f"expected at least {3 if zmert else 4} fields separated by '|||', got {number}",
-        _ZMERT_FIELDS: f"expected 'i ||| candidate ||| v1 v2 ...' (3 fields), got {number}",
-        _SID: f"expected a sentence id (a non-negative integer), got {token!r}",
-        _UNLABELLED: f"the value {token!r} has no feature label (expected 'Name= v1 v2 ...')",
-        _SPARSE_NAME: f"expected a feature 'name=value', got {token!r}",
-        _LABEL_TWICE: f"feature label {token[:-1]!r} appears twice",
-        _LABEL_EMPTY: f"feature label {token[:-1]!r} has no values",
-        _TOTAL: f"expected the total score in field 4, got {token!r}",
-        _TOO_MANY_LABELS: f"more than {number} feature labels on one line",
-    }
-    if zmert and code == _FIELDS and number > 3:
-        code = _ZMERT_FIELDS
-    return located(data, start, messages[code], path)
+    if zmert and out.error[0] == _FIELDS and out.error[3] > 3:
+        out.error[0] = _ZMERT_FIELDS
+    label = data[out.error[1] : out.error[2]].decode("utf-8").strip()[:-1]
+    return scan_error(data, out.error, _MESSAGES, path, ("number",), fields=3 if zmert else 4, label=label)
 
 
 def _feature_columns(
@@ -583,7 +584,7 @@ def _feature_columns(
     the keys are positions, named by ``zmert_names`` (default ``F0, F1, ...`` from the first line), and
     every line must have that many values."""
     if zmert:
-        component = (ids.keys[: ids.count[0]] // _MAX_GROUP) % _MAX_GROUP - 1
+        component = (ids.keys[: ids.used[0]] // _MAX_GROUP) % _MAX_GROUP - 1
         counts = out.feature_counts[: out.sizes[0]]
         expected = len(zmert_names) if zmert_names is not None else int(counts[0])
         wrong = np.flatnonzero(counts != expected)
@@ -601,7 +602,7 @@ def _feature_columns(
 def _canonical_names(data: bytes, names: StringTable, ids: KeyTable) -> tuple[list[str], list[bool]]:
     """The canonical name of every feature key (a label's components ``Name_0 ..``, or ``Name`` alone;
     a ``name=value`` name as written), and whether it is sparse."""
-    keys = ids.keys[: ids.count[0]]
+    keys = ids.keys[: ids.used[0]]
     label = (keys // (_MAX_GROUP * _MAX_GROUP)).tolist()
     component = ((keys // _MAX_GROUP) % _MAX_GROUP - 1).tolist()
     size = (keys % _MAX_GROUP).tolist()
@@ -622,33 +623,35 @@ def _graphs(
     columns: np.ndarray,
     starts: np.ndarray,
     initial_width: int,
-    feature_space: FeatureSpace,
-    vocabulary: Vocabulary,
+    spaces: tuple[FeatureSpace, Vocabulary],
     zmert: bool,
 ) -> list[Hypergraph]:
     """One k-best lattice per run of lines with the same sentence id, laid out as :func:`from_kbest` lays
     it out (graph ``s`` is as wide as the feature space was once its sentence was read)."""
+    feature_space, vocabulary = spaces
     hypotheses, num_words, num_features = (int(x) for x in out.sizes[:3])
-    word_ids = vocabulary.indices([string_at(data, words, k) for k in range(int(words.count[0]))])
+    word_ids = vocabulary.indices([string_at(data, words, k) for k in range(int(words.used[0]))])
     feature_counts = out.feature_counts[:hypotheses]
     feature_column = columns[out.features[:num_features]]
     features = sp.csr_matrix(
-        (out.values[:num_features], feature_column, np.concatenate(([0], np.cumsum(feature_counts)))),
+        (out.values[:num_features], feature_column, offsets_from_counts(feature_counts)),
         shape=(hypotheses, len(feature_space)),
     )
     widest = np.zeros(len(starts), dtype=np.int64)  # a list is as wide as the feature space once it was read
     if num_features:
         last = np.full(hypotheses, -1, dtype=np.int64)
         has = feature_counts > 0
-        last[has] = np.maximum.reduceat(feature_column, (np.cumsum(feature_counts) - feature_counts)[has])
+        last[has] = np.maximum.reduceat(feature_column, offsets_from_counts(feature_counts)[:-1][has])
         widest = np.maximum.accumulate(np.maximum.reduceat(last, starts)) + 1
     totals = out.totals[:hypotheses]
     ends = np.append(starts[1:], hypotheses)
     return kbest_lattices(
-        np.append(starts, hypotheses),
-        np.asarray(word_ids, dtype=np.int64)[out.words[:num_words]],
-        np.concatenate(([0], np.cumsum(out.word_counts[:hypotheses]))),
-        features,
+        KbestLists(
+            np.append(starts, hypotheses),
+            np.asarray(word_ids, dtype=np.int64)[out.words[:num_words]],
+            offsets_from_counts(out.word_counts[:hypotheses]),
+            features,
+        ),
         feature_space,
         vocabulary,
         widths=np.maximum(widest, initial_width),

@@ -27,7 +27,7 @@ shortest path is the lattice's Viterbi path.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -62,7 +62,8 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+def _rows(path: str) -> list[tuple[int, list[str]]]:
+    """The non-empty lines' fields, with their line numbers."""
     rows = []
     with open_text(path) as handle:
         try:
@@ -72,10 +73,60 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
                     rows.append((number, fields))
         except (UnicodeDecodeError, EOFError, OSError) as error:
             raise InputError(f"cannot read the file ({error})", path) from None
-    if not rows:
-        raise InputError("an empty FST (expected 'source target label [weight]' lines)", path, 1)
+    return rows
+
+
+def _arc_output(fields: list[str], transducer: bool, numeric: bool, path: str, number: int) -> tuple[list[str], float]:
+    """An arc line's output words (none for epsilon) and its weight."""
+    if transducer:
+        if len(fields) < 4:
+            raise InputError("a transducer arc needs 'source target input output [weight]'", path, number)
+        label_out = fields[3]
+        weight = _weight(fields[4], path, number) if len(fields) == 5 else 0.0
+    else:
+        label_out = fields[2]
+        weight = _weight(fields[3], path, number) if len(fields) == 4 else 0.0
+    empty = label_out == EPSILON or (numeric and label_out == "0")
+    return [] if empty else [label_out], weight
+
+
+def _layout(rows: list[tuple[int, list[str]]]) -> tuple[bool, bool]:
+    """Whether the arcs are a transducer's (input and output labels) and whether their labels are numbers."""
     transducer = any(len(f) == 5 for _, f in rows) or any(len(f) == 4 and not _is_number(f[3]) for _, f in rows)
     numeric = all(f[2].isdigit() for _, f in rows if len(f) >= 3)
+    return transducer, numeric
+
+
+def _arcs_and_finals(
+    rows: list[tuple[int, list[str]]],
+    state: Callable[[str, int], int],
+    transducer: bool,
+    numeric: bool,
+    path: str,
+) -> tuple[list[tuple[int, int, int, list[str], float]], list[tuple[int, float]]]:
+    """The arcs (line, source, target, output words, weight; none of weight infinity) and the final states
+    (state, weight) of the rows, states numbered by ``state``."""
+    arcs = []
+    finals = []
+    for number, fields in rows:
+        if len(fields) <= 2:
+            finals.append((state(fields[0], number), _weight(fields[1], path, number) if len(fields) == 2 else 0.0))
+            continue
+        if len(fields) > (5 if transducer else 4):
+            raise InputError(f"expected at most {5 if transducer else 4} fields, got {len(fields)}", path, number)
+        source, target = state(fields[0], number), state(fields[1], number)
+        words, weight = _arc_output(fields, transducer, numeric, path, number)
+        if weight == math.inf:
+            continue  # a zero-probability arc
+        arcs.append((number, source, target, words, weight))
+    return arcs, finals
+
+
+def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+    rows = _rows(path)
+    if not rows:
+        raise InputError("an empty FST (expected 'source target label [weight]' lines)", path, 1)
+    transducer, numeric = _layout(rows)
     states: dict[str, int] = {}
     builder = HypergraphBuilder(feature_space, vocabulary)
 
@@ -86,27 +137,7 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
             states[name] = builder.add_node(name)
         return states[name]
 
-    arcs = []
-    finals = []
-    for number, fields in rows:
-        if len(fields) <= 2:
-            finals.append((state(fields[0], number), _weight(fields[1], path, number) if len(fields) == 2 else 0.0))
-            continue
-        if len(fields) > (5 if transducer else 4):
-            raise InputError(f"expected at most {5 if transducer else 4} fields, got {len(fields)}", path, number)
-        source, target = state(fields[0], number), state(fields[1], number)
-        if transducer:
-            if len(fields) < 4:
-                raise InputError("a transducer arc needs 'source target input output [weight]'", path, number)
-            label_out = fields[3]
-            weight = _weight(fields[4], path, number) if len(fields) == 5 else 0.0
-        else:
-            label_out = fields[2]
-            weight = _weight(fields[3], path, number) if len(fields) == 4 else 0.0
-        if weight == math.inf:
-            continue  # a zero-probability arc
-        empty = label_out == EPSILON or (numeric and label_out == "0")
-        arcs.append((number, source, target, [] if empty else [label_out], weight))
+    arcs, finals = _arcs_and_finals(rows, state, transducer, numeric, path)
     if not arcs:
         raise InputError("the FST has no arcs", path, rows[-1][0])
     if not finals:

@@ -20,15 +20,17 @@ import re
 from collections.abc import Sequence
 
 from hypertune.errors import GraphError, InputError
-from hypertune.formats._common import ArrayBuilder, format_number
+from hypertune.formats._common import format_number
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import Hypergraph
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 EPSILON = "*EPS*"
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _DENSE = re.compile(r"^LatticeCost_(\d+)$")
+
+_Arc = tuple[str, list[tuple[str, float]], int]  # word, features, distance
 
 
 class _Parser:
@@ -103,7 +105,7 @@ class _Parser:
         self.i = match.end()
         return int(match.group())
 
-    def lattice(self) -> list[list[tuple[str, list[tuple[str, float]], int]]]:
+    def lattice(self) -> list[list[_Arc]]:
         self.expect("(")
         columns = []
         if self.peek() == ")":
@@ -118,7 +120,7 @@ class _Parser:
             raise self.fail("the end of the line")
         return columns
 
-    def column(self):
+    def column(self) -> list[_Arc]:
         self.expect("(")
         arcs = []
         while True:
@@ -126,11 +128,11 @@ class _Parser:
             if not self.comma_or(")"):
                 return arcs
 
-    def arc(self):
+    def arc(self) -> _Arc:
         self.expect("(")
         word = self.string()
         self.expect(",")
-        items: list[float | dict] = []
+        items: list[float | tuple[str, float] | dict[str, float]] = []
         while True:
             c = self.peek()
             if c == "{":
@@ -140,7 +142,7 @@ class _Parser:
                 value = self.number()
                 items.append(value)
                 if "." in self.text[start : self.i] or "e" in self.text[start : self.i].lower():
-                    items[-1] = ("float", value)  # type: ignore[assignment]
+                    items[-1] = ("float", value)
             if not self.comma_or(")"):
                 break
         if not items:
@@ -188,13 +190,13 @@ def parse_line(text: str, path: str, line: int, feature_space: FeatureSpace, voc
                 )
             arcs.append((node + distance, node, word, features))
     arcs.sort(key=lambda a: a[0])  # group by head (stable: file order within a head)
-    builder = ArrayBuilder(feature_space, vocabulary)
-    builder.add_edge(0, (), (), ())
+    builder = HypergraphBuilder(feature_space, vocabulary)
+    builder.add_encoded_edge(0, (), (), ())
     for head, tail, word, features in arcs:
         tokens = [-1] if word == EPSILON else [-1, vocabulary.index(word)]
-        builder.add_edge(head, [tail], features, tokens)
+        builder.add_encoded_edge(head, [tail], features, tokens)
     try:
-        return builder.build(n, metadata={"line": line})
+        return builder.build_in_order(n, metadata={"line": line})
     except GraphError as error:
         raise InputError(f"invalid lattice: {error}", path, line) from None
 
@@ -231,13 +233,7 @@ def lattice_to_text(hg: Hypergraph) -> str:
             raise InputError(f"edge {e}: PLF arcs carry exactly one word after their tail")
         word = hg.vocabulary.word(int(target[1])) if len(target) == 2 else EPSILON
         features = hg.edge_features(e)
-        dense = {}
-        for name, value in features.items():
-            match = _DENSE.match(name)
-            if not match:
-                dense = None
-                break
-            dense[int(match.group(1))] = value
+        dense = _dense_costs(features)
         if features and dense is not None and sorted(dense) == list(range(len(dense))):
             costs = "".join(format_number(dense[k]) + "," for k in range(len(dense)))
         elif features:
@@ -249,6 +245,17 @@ def lattice_to_text(hg: Hypergraph) -> str:
         if not column:
             raise InputError(f"node {v} has no outgoing arc; PLF needs one in every column")
     return "(" + "".join("(" + "".join(a + "," for a in column) + ")," for column in columns) + ")"
+
+
+def _dense_costs(features: dict[str, float]) -> dict[int, float] | None:
+    """The features by ``k`` when every name is ``LatticeCost_k``, else ``None``."""
+    dense: dict[int, float] = {}
+    for name, value in features.items():
+        match = _DENSE.match(name)
+        if not match:
+            return None
+        dense[int(match.group(1))] = value
+    return dense
 
 
 def write(graphs: Sequence[Hypergraph], path: str) -> None:

@@ -372,7 +372,7 @@ def _labelled_lines(weights: Mapping[str, float], per_component: bool = False, t
     ``Name``, so a label may serve one group only: a group whose label is already used (a plain ``w`` beside
     ``w_0 w_1``; a label in ``taken``, e.g. a moses.ini's own) is written as ``name value`` lines instead."""
     used = set(taken)
-    lines = []
+    lines: list[str] = []
     for label, names, values in _dense_groups(weights):
         if label in used:
             lines.extend(f"{name} {format_number(v)}\n" for name, v in zip(names, values, strict=True))

@@ -11,7 +11,7 @@ The loop has converged when a decoding adds no candidate.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class CandidatePool:
     def __init__(self) -> None:
         self.feature_space = FeatureSpace()
         self.vocabulary = Vocabulary()
-        self._seen: dict[object, set] = {}
+        self._seen: dict[object, set[Hashable]] = {}
         self.unnamed = 0  # graphs without a sentence id (numbered by position; accumulation cannot join them)
 
     @property
@@ -53,12 +53,12 @@ class CandidatePool:
         return added
 
 
-def _keys(hg: Hypergraph) -> list[object]:
+def _keys(hg: Hypergraph) -> list[Hashable]:
     """One key per candidate of ``hg``: a k-best list's hypotheses (words and features, as the merge of
     accumulated lists compares them), or the whole graph's digest."""
     if hg.is_kbest:
         features = hg.features
-        keys = []
+        keys: list[Hashable] = []
         for e in range(1, hg.num_edges):
             start, stop = features.indptr[e], features.indptr[e + 1]
             keys.append(

@@ -112,6 +112,14 @@ def entry_score(entry: dict[str, Any]) -> float | None:
     return entry.get("score", entry.get("bleu"))
 
 
+def scored(entry: dict[str, Any]) -> float:
+    """The dev metric of a history entry that has been scored (:func:`entry_score`)."""
+    score = entry_score(entry)
+    if score is None:
+        raise InputError(f"iteration {entry['iteration']} of the work directory's history has no score")
+    return score
+
+
 @dataclass
 class LoopResult(BleuAliases):
     """How the loop ended: the final weights and their dev metric, the history, why it stopped. A history
@@ -130,16 +138,16 @@ class LoopResult(BleuAliases):
 
     @property
     def score_before(self) -> float:
-        return entry_score(self.history[0])
+        return scored(self.history[0])
 
     @property
     def score_after(self) -> float:
-        return entry_score(self.history[-1])
+        return scored(self.history[-1])
 
     @property
     def best_iteration(self) -> int:
         """The iteration whose decoding scored best (:func:`hypertune.metrics.best_index`)."""
-        scores = [entry_score(entry) for entry in self.history]
+        scores = [scored(entry) for entry in self.history]
         return self.history[best_index(scores, self.higher_is_better)]["iteration"]
 
     def to_json(self) -> dict[str, Any]:

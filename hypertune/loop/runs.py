@@ -60,12 +60,12 @@ def run_seeds(
         while pending or running:
             while pending and len(running) < parallel:
                 seed = pending.pop(0)
-                out = open(workdir.file(f"run-{seed}.json"), "w", encoding="utf-8")  # noqa: SIM115
-                err = open(workdir.file(f"run-{seed}.log"), "w", encoding="utf-8")  # noqa: SIM115
+                out = open(workdir.file(f"run-{seed}.json"), "w", encoding="utf-8")
+                err = open(workdir.file(f"run-{seed}.log"), "w", encoding="utf-8")
                 linux = sys.platform.startswith("linux")
                 process = subprocess.Popen(
                     [sys.executable, "-m", "hypertune", *command(seed)], stdout=out, stderr=err,
-                    stdin=subprocess.DEVNULL, preexec_fn=die_with_parent if linux else None,  # noqa: PLW1509
+                    stdin=subprocess.DEVNULL, preexec_fn=die_with_parent if linux else None,
                 )  # fmt: skip
                 running.append((seed, process, out, err))
                 if say is not None:

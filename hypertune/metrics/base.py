@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError
 from hypertune.symbols import Vocabulary
 
@@ -62,8 +63,7 @@ def strip_sentence_marker_ids(
     keep = ~np.isin(tokens, markers)
     if keep.all():
         return tokens, offsets
-    kept_before = np.zeros(tokens.size + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept_before[1:])
+    kept_before = offsets_from_counts(keep)
     return tokens[keep], kept_before[offsets].astype(offsets.dtype)
 
 

@@ -26,12 +26,14 @@ Scores are in ``[0, 1]`` (sacrebleu prints 100 times this).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numba
 import numpy as np
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.compiled import EMPTY_KEY
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics import _kernels
@@ -108,12 +110,10 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
         raise UsageError(f"max_order must be at least 1, got {max_order}")
     n_sent = len(references)
     refs_per_sentence = np.fromiter((len(r) for r in references), dtype=np.int64, count=n_sent)
-    sent_ref_offsets = np.zeros(n_sent + 1, dtype=np.int64)
-    np.cumsum(refs_per_sentence, out=sent_ref_offsets[1:])
+    sent_ref_offsets = offsets_from_counts(refs_per_sentence)
     flat_refs = [np.asarray(r, dtype=np.int64) for refs in references for r in refs]
     ref_lengths = np.fromiter((len(r) for r in flat_refs), dtype=np.int64, count=len(flat_refs))
-    ref_offsets = np.zeros(len(flat_refs) + 1, dtype=np.int64)
-    np.cumsum(ref_lengths, out=ref_offsets[1:])
+    ref_offsets = offsets_from_counts(ref_lengths)
     ref_tokens = np.concatenate(flat_refs) if flat_refs else np.zeros(0, dtype=np.int64)
     if ref_tokens.size and ref_tokens.min() < 0:
         raise InputError("word ids must be non-negative")
@@ -121,14 +121,14 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
     grams_per_ref = np.zeros(len(flat_refs), dtype=np.int64)
     for n in range(max_order):
         grams_per_ref += np.maximum(ref_lengths - n, 0)
-    cum_tokens = np.concatenate(([0], np.cumsum(ref_lengths)))
-    cum_grams = np.concatenate(([0], np.cumsum(grams_per_ref)))
+    cum_tokens = offsets_from_counts(ref_lengths)
+    cum_grams = offsets_from_counts(grams_per_ref)
     tokens_per_sentence = cum_tokens[sent_ref_offsets[1:]] - cum_tokens[sent_ref_offsets[:-1]]
     grams_per_sentence = cum_grams[sent_ref_offsets[1:]] - cum_grams[sent_ref_offsets[:-1]]
     word_sizes, word_bits = _table_sizes(tokens_per_sentence)
     gram_sizes, gram_bits = _table_sizes(grams_per_sentence)
-    word_offsets = np.concatenate(([0], np.cumsum(word_sizes))).astype(np.int64)
-    gram_offsets = np.concatenate(([0], np.cumsum(gram_sizes))).astype(np.int64)
+    word_offsets = offsets_from_counts(word_sizes)
+    gram_offsets = offsets_from_counts(gram_sizes)
     word_keys = np.full(int(word_offsets[-1]), EMPTY_KEY, dtype=np.int64)
     word_values = np.zeros(int(word_offsets[-1]), dtype=np.int64)
     gram_keys = np.full(int(gram_offsets[-1]), EMPTY_KEY, dtype=np.int64)
@@ -151,9 +151,9 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
     # Exactness: keys are base-B numerals with max_order digits; they must stay below 2**63.
     limit = int(np.floor((2**63 - 1) ** (1.0 / max_order))) - 1
     inexact: dict[int, list[np.ndarray]] = {}
-    for s in np.flatnonzero(bases > limit):
+    for s in np.flatnonzero(bases > limit).tolist():
         if int(bases[s]) ** max_order >= 2**63:
-            inexact[int(s)] = [np.asarray(r, dtype=np.int64) for r in references[s]]
+            inexact[s] = [np.asarray(r, dtype=np.int64) for r in references[s]]
     return BleuReferences(
         max_order=max_order,
         tables=tables,
@@ -231,8 +231,8 @@ def _ngrams(ids: Sequence[object], max_order: int) -> Counter:
 
 
 def reference_bleu_stats(
-    hypothesis: Sequence[object],
-    references: Sequence[Sequence[object]],
+    hypothesis: Sequence[Hashable] | np.ndarray,
+    references: Sequence[Sequence[Hashable] | np.ndarray],
     max_order: int = 4,
     ref_length: str = "closest",
     clip: bool = True,
@@ -287,7 +287,8 @@ def bleu_score(
         if ibm:
             result = _ibm_score(rows, max_order)
         elif smooth in ("moses", "nakov"):
-            result = _moses_score(rows, max_order, float(value), smooth == "nakov")
+            assert value is not None  # both have a default (SMOOTHING)
+            result = _moses_score(rows, max_order, value, smooth == "nakov")
         else:
             result = _sacrebleu_score(rows, max_order, smooth, value, effective_order)[0]
     return float(result[0]) if array.ndim == 1 else result
@@ -400,6 +401,19 @@ def _ibm_score(rows: np.ndarray, order: int) -> np.ndarray:
     return np.where(count > 0, np.exp(log_bleu), 0.0)
 
 
+class BleuBreakdown(TypedDict):
+    """:meth:`BleuMetric.breakdown`: the score and the figures sacrebleu prints beside it."""
+
+    score: float
+    precisions: list[float]
+    bp: float
+    ratio: float
+    hyp_len: float
+    ref_len: float
+    matches: list[float]
+    counts: list[float]
+
+
 class BleuMetric(Metric):
     """BLEU with configurable order, reference length, smoothing and tokenization.
 
@@ -412,7 +426,7 @@ class BleuMetric(Metric):
 
     name = "bleu"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - BLEU's options, as sacrebleu.BLEU takes them
         self,
         max_order: int = 4,
         ref_length: str = "closest",
@@ -482,8 +496,7 @@ class BleuMetric(Metric):
     def flatten(self, hypotheses: Sequence[Text]) -> tuple[np.ndarray, np.ndarray]:
         """Concatenated word ids and offsets of many hypotheses."""
         arrays = [self.ids(h) for h in hypotheses]
-        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-        np.cumsum([len(a) for a in arrays], out=offsets[1:])
+        offsets = offsets_from_counts([len(a) for a in arrays])
         tokens = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
         return tokens, offsets
 
@@ -519,7 +532,7 @@ class BleuMetric(Metric):
         ibm = self.ref_length == "ibm"
         return bleu_score(stats, self.max_order, self.smooth, self.smooth_value, self.effective_order, ibm)
 
-    def breakdown(self, stats: np.ndarray) -> dict[str, object]:
+    def breakdown(self, stats: np.ndarray) -> BleuBreakdown:
         """Score, precisions (as used in the score, in ``[0, 1]``), brevity penalty, lengths, ratio."""
         row = as_stats_array(stats, self.stats_size)
         if row.ndim != 1:
@@ -533,13 +546,15 @@ class BleuMetric(Metric):
                 precisions = np.where(c > 0, np.where(m > 0, m, 0.01) / np.where(c > 0, c, 1), 0.0)
                 bp = float(np.exp(_brevity_log(np.array([hyp_len]), np.array([ref_len]))[0]))
             elif self.smooth in ("moses", "nakov"):
-                value = float(self.smooth_value if self.smooth_value is not None else SMOOTHING[self.smooth])
+                default = SMOOTHING[self.smooth]
+                assert default is not None  # both have one
+                value = float(self.smooth_value if self.smooth_value is not None else default)
                 precisions = (m + value) / np.where(c + value > 0, c + value, 1)
                 r = ref_len + (value if self.smooth == "nakov" else 0.0)
                 bp = float(np.exp(_brevity_log(np.array([hyp_len]), np.array([r]))[0]))
             else:
-                value = self.smooth_value if self.smooth_value is not None else SMOOTHING[self.smooth]
-                _, prec, bps = _sacrebleu_score(row[None, :], order, self.smooth, value, self.effective_order)
+                smoothing = self.smooth_value if self.smooth_value is not None else SMOOTHING[self.smooth]
+                _, prec, bps = _sacrebleu_score(row[None, :], order, self.smooth, smoothing, self.effective_order)
                 precisions, bp = prec[0], float(bps[0])
                 if not (m > 0).any():
                     precisions = np.zeros(order)
@@ -555,9 +570,9 @@ class BleuMetric(Metric):
         }
 
 
-def format_bleu(breakdown: dict[str, object], name: str = "BLEU") -> str:
+def format_bleu(breakdown: BleuBreakdown, name: str = "BLEU") -> str:
     """sacrebleu's one-line summary: ``BLEU = 32.45 63.2/38.1/25.0/17.3 (BP = 0.981 ratio = ...)``."""
-    precisions = "/".join(f"{100 * p:.1f}" for p in breakdown["precisions"])  # type: ignore[union-attr]
+    precisions = "/".join(f"{100 * p:.1f}" for p in breakdown["precisions"])
     return (
         f"{name} = {100 * breakdown['score']:.2f} {precisions} (BP = {breakdown['bp']:.3f} "
         f"ratio = {breakdown['ratio']:.3f} hyp_len = {_int_or_float(breakdown['hyp_len'])} "
@@ -565,6 +580,6 @@ def format_bleu(breakdown: dict[str, object], name: str = "BLEU") -> str:
     )
 
 
-def _int_or_float(x: object) -> str:
-    value = float(x)  # type: ignore[arg-type]
+def _int_or_float(x: float) -> str:
+    value = float(x)
     return f"{int(value):d}" if value.is_integer() else f"{value:.1f}"

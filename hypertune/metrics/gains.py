@@ -1,4 +1,4 @@
-"""Sentence gains: the one registry of how learning scores a single hypothesis (docs/architecture.md, "A gain").
+"""Sentence gains: the one registry of how learning scores a single hypothesis (CONTRIBUTING.md, "A gain").
 
 A gain maps one row of BLEU statistics ``m1 c1 ... mN cN reflen`` to a number, higher is better. Hope/fear
 search and batch MIRA (``--gain``), the batch losses and the online tuners (``--gain-smooth``, through

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import UsageError
 from hypertune.metrics.base import Metric, Text, as_stats_array
 
@@ -27,7 +28,7 @@ class InterpolatedMetric(Metric):
         self.metrics = list(metrics)
         self.weights = np.asarray(weights, dtype=np.float64)
         sizes = [m.stats_size for m in self.metrics]
-        self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(int)
+        self.bounds = offsets_from_counts(sizes)
 
     @property
     def stats_size(self) -> int:

@@ -18,12 +18,14 @@ statistics (the default) the gain is the Taylor approximation of clipped corpus 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numba
 import numpy as np
 
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics.base import Metric, Text, as_stats_array
-from hypertune.metrics.bleu import BleuMetric
+from hypertune.metrics.bleu import BleuMetric, BleuReferences
 
 
 def linear_bleu_weights(p: float, r: float, max_order: int = 4, scale: float = 1.0) -> np.ndarray:
@@ -91,10 +93,12 @@ class LinearBleu(Metric):
     def stats_names(self) -> tuple[str, ...]:
         return self.bleu.stats_names
 
-    def stats_many(self, hypotheses: list[Text], references: list[Text]) -> np.ndarray:  # type: ignore[override]
+    def stats_many(self, hypotheses: Sequence[Text], references: Sequence[Text] | BleuReferences) -> np.ndarray:
         return self.bleu.stats_many(hypotheses, references)
 
-    def corpus_stats(self, hypotheses, references):  # type: ignore[no-untyped-def]
+    def corpus_stats(
+        self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]] | BleuReferences
+    ) -> np.ndarray:
         return self.bleu.corpus_stats(hypotheses, references)
 
     def score(self, stats: np.ndarray) -> float | np.ndarray:

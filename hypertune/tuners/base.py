@@ -69,20 +69,25 @@ class Iteration:
         return out
 
 
+class _Scored(Protocol):
+    @property
+    def score_before(self) -> float: ...
+    @property
+    def score_after(self) -> float: ...
+
+
 class BleuAliases:
     """The deprecated names ``bleu_before`` and ``bleu_after`` of a result's ``score_before`` and ``score_after``
-    (the tuned metric, whatever it is), kept for one release: every tuner's result and the tuning loop's."""
-
-    score_before: float
-    score_after: float
+    (the tuned metric, whatever it is), kept for one release: every tuner's result and the tuning loop's (as
+    fields or properties)."""
 
     @property
-    def bleu_before(self) -> float:
+    def bleu_before(self: _Scored) -> float:
         """Deprecated alias of :attr:`score_before`, kept for one release."""
         return self.score_before
 
     @property
-    def bleu_after(self) -> float:
+    def bleu_after(self: _Scored) -> float:
         """Deprecated alias of :attr:`score_after`, kept for one release."""
         return self.score_after
 

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
+from hypertune.metrics.bleu import BleuReferences
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.sentence_ids import assemble_sentences, check_sentence_ids, select_references
 
@@ -30,23 +32,24 @@ class TuningSet:
     """Graphs (one per sentence, sharing a feature space and vocabulary), their references and a metric.
 
     ``references[s]`` are the references of ``graphs[s]``, whose sentence id (its line in the reference
-    files) is ``sentence_ids[s]``. Build it with :meth:`from_corpus` to look references up by the ids
-    the inputs carry; the plain constructor takes graphs and references already aligned. ``naming``, when
-    known, says where the ids come from (file names, file contents, order: the commands' summaries).
+    files) is ``sentence_ids[s]`` (none given: the graphs' positions). Build it with :meth:`from_corpus` to
+    look references up by the ids the inputs carry; the plain constructor takes graphs and references already
+    aligned. ``naming``, when known, says where the ids come from (file names, file contents, order: the
+    commands' summaries).
     """
 
     graphs: list[Hypergraph]
     references: list[list[str]]
     metric: Metric
-    sentence_ids: list[int] | None = None
+    sentence_ids: list[int] = field(default_factory=list)
     naming: SentenceIds | None = field(default=None, repr=False, compare=False)
-    _prepared: object = field(default=None, init=False, repr=False)
+    _prepared: BleuReferences | None = field(default=None, init=False, repr=False)
     _edge_stats: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.graphs:
             raise InputError("the tuning set has no sentences")
-        if self.sentence_ids is None:
+        if not self.sentence_ids:  # none given (an empty list or None)
             ids = [g.sentence_id for g in self.graphs]
             if any(i is not None and i != s for s, i in enumerate(ids)):
                 shown = ", ".join(str(i) for i in ids[:5])
@@ -124,8 +127,7 @@ class TuningSet:
     def yield_stats(self, sentence: int, yields: Sequence[np.ndarray | Sequence[int]]) -> np.ndarray:
         """Metric statistics (n, S) of hypotheses of ``sentence`` given as word-id sequences."""
         arrays = [np.asarray(y, dtype=np.int64) for y in yields]
-        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-        np.cumsum([a.size for a in arrays], out=offsets[1:])
+        offsets = offsets_from_counts([a.size for a in arrays])
         tokens = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
         return self.batch_stats(tokens, offsets, np.full(len(arrays), sentence, dtype=np.int64))
 
@@ -141,7 +143,7 @@ class TuningSet:
         )
         metric = self.metric
         n = sentences.size
-        if isinstance(metric, BleuMetric):
+        if isinstance(metric, BleuMetric) and self._prepared is not None:  # prepared unless precomputed
             if not self._ids_are_tokens():
                 tokens, offsets = metric.flatten([self.text(tokens[offsets[i] : offsets[i + 1]]) for i in range(n)])
             return metric.stats_batch(tokens, offsets, sentences, self._prepared)
@@ -179,14 +181,15 @@ class TuningSet:
         tokens = hg.target[hg.target_offsets[1] :]
         words = tokens >= 0
         counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
-        offsets = np.concatenate(([0], np.cumsum(counts)))
+        offsets = offsets_from_counts(counts)
         rows = self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
         return np.vstack([np.zeros((1, self.stats_size)), rows])
 
     @property
     def stats_size(self) -> int:
-        if self.precomputed:
-            return int(self.graphs[0].edge_stats.shape[1])
+        first = self.graphs[0].edge_stats
+        if self.precomputed and first is not None:
+            return int(first.shape[1])
         return self.metric.stats_size
 
     @property
@@ -197,4 +200,3 @@ class TuningSet:
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
-

@@ -85,6 +85,7 @@ import numba
 import numpy as np
 
 from hypertune import compiled, interrupts
+from hypertune.arrays import offsets_from_counts
 from hypertune.choices import ORACLE_MAX_EXPANSIONS
 from hypertune.compiled import grown
 from hypertune.hypergraph import Hypergraph
@@ -199,8 +200,7 @@ def branch_and_bound(
     hi = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, wordsf)
     lo = -compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, -wordsf)
     viterbi = compiled.scalar_inside(tropical, node_offsets, tail_offsets, tails, np.asarray(edge_scores, np.float64))
-    gram_offsets = np.zeros(g.num_edges + 1, dtype=np.int64)
-    np.cumsum(np.bincount(split.gram_edge, minlength=g.num_edges), out=gram_offsets[1:])
+    gram_offsets = offsets_from_counts(np.bincount(split.gram_edge, minlength=g.num_edges))
     gram_type = np.asarray(split.gram_type, dtype=np.int64)[np.argsort(split.gram_edge, kind="stable")]
     type_order = np.asarray(split.ref_orders, dtype=np.int64) - 1
     type_limit = np.asarray(split.ref_limits, dtype=np.int64)

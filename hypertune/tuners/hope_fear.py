@@ -34,13 +34,14 @@ strings with the tuning set's metric. ``<s>`` and ``</s>`` are not words, here a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from hypertune import compiled
-from hypertune.choices import HOPE_FEAR_SEARCHES
+from hypertune.arrays import offsets_from_counts
+from hypertune.choices import HOPE_FEAR_SEARCHES, HopeFearSearch
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.metrics import BleuMetric, LinearBleu
@@ -50,7 +51,6 @@ from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.model_best import model_best_rows
 from hypertune.tuners.ngram_edges import NgramEdges
 
-SearchMode = Literal["approximate", "exact"]
 BLEU_RATIO = 5.0
 """Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
 
@@ -449,7 +449,7 @@ class HopeFearDecoder:
     """
 
     tuning_set: TuningSet
-    search: SearchMode = "approximate"
+    search: HopeFearSearch = "approximate"
     max_order: int = 4
     _cache: dict[int, _Sentence] = field(default_factory=dict, init=False, repr=False)
 
@@ -541,7 +541,7 @@ class HopeFearDecoder:
         vocabulary = self.tuning_set.vocabulary
         refs = [vocabulary.indices(r.split()) for r in self.tuning_set.references[sentence]]
         order = self.max_order
-        offsets = np.concatenate(([0], np.cumsum([r.size for r in refs]))).astype(np.int64)
+        offsets = offsets_from_counts([r.size for r in refs])
         tokens = np.concatenate(refs) if refs else np.zeros(0, dtype=np.int64)
         # local ids: reference words 1 .. R (exact n-gram keys in base R + 1), every other word 0
         words = np.unique(tokens)
@@ -560,8 +560,8 @@ class HopeFearDecoder:
         ref_len = float(min((r.size for r in refs), default=0))
         arity = np.diff(hg.tail_offsets)
         longest = int((np.diff(target_offsets) + arity * (2 * order - 1)).max()) + 1
-        refs = ReferenceNgrams(node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest, base)
-        data = _Sentence(target_offsets, target, refs)
+        ngrams = ReferenceNgrams(node_fractions(hg), ref_len, unique_keys, max_counts.astype(np.int64), longest, base)
+        data = _Sentence(target_offsets, target, ngrams)
         self._cache[sentence] = data
         return data
 
@@ -580,7 +580,7 @@ class HopeFearDecoder:
         if not gain.compiled:
             raise UsageError(
                 f"the {gain.kind} gain has no compiled kernel, which searching lattices and forests needs "
-                "(docs/architecture.md, 'A gain'); it scores k-best lists"
+                "(CONTRIBUTING.md, 'A gain'); it scores k-best lists"
             )
         forest = ForestArrays(hg.node_offsets, hg.tail_offsets, hg.tails, data.target_offsets, data.target)
         best_edge, _, _ = _forest_search(

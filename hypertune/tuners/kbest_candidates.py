@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError
 from hypertune.metrics.gains import sentence_gains, smoothed_gain
 from hypertune.tuners.corpus import TuningSet
@@ -26,7 +27,7 @@ def kbest_candidates(
     graphs, stats = as_kbest_lists(tuning_set, start, kbest)
     width = len(tuning_set.feature_space)
     features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
-    offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
+    offsets = offsets_from_counts([g.num_edges - 1 for g in graphs])
     rows = np.vstack([s[1:] for s in stats])
     order = (rows.shape[1] - 1) // 2
     gains = sentence_gains(rows, order, smoothed_gain(smooth))

@@ -25,7 +25,7 @@ def as_kbest_lists(tuning_set: TuningSet, w: np.ndarray, k: int) -> tuple[list[H
         hypotheses = []
         for _, d in search.best(k):
             v = hg.derivation_features(d)
-            hypotheses.append((hg.derivation_words(d), {names[i]: float(v[i]) for i in np.flatnonzero(v)}))
+            hypotheses.append((hg.derivation_words(d), {names[i]: float(v[i]) for i in np.flatnonzero(v).tolist()}))
         listed = from_kbest(hypotheses, hg.feature_space, hg.vocabulary, sentence_id=hg.sentence_id)
         graphs.append(listed)
         stats.append(tuning_set.list_stats(s, listed))

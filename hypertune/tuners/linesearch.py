@@ -23,12 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numba
 import numpy as np
 
-Plateau = Literal["none", "average", "minimum"]
+from hypertune.choices import Plateau
 
 
 @dataclass(frozen=True)
@@ -65,9 +64,10 @@ class ErrorSurfaces:
         the single-process one bit for bit, whatever the shards (the parts must carry ``firsts``)."""
         if len(parts) == 1:
             return parts[0]
-        if any(p.firsts is None for p in parts):
+        rows = [p.firsts for p in parts if p.firsts is not None]
+        if len(rows) < len(parts):
             raise ValueError("merging error surfaces needs every part's per-sentence rows (firsts)")
-        firsts = np.vstack([p.firsts for p in parts])
+        firsts = np.vstack(rows)
         return cls(
             firsts.sum(axis=0),
             np.concatenate([p.breakpoints for p in parts]),
@@ -95,7 +95,7 @@ class LineSearchResult:
 
 def line_search(
     surfaces: ErrorSurfaces,
-    score: Callable[[np.ndarray], np.ndarray],
+    score: Callable[[np.ndarray], float | np.ndarray],
     higher_is_better: bool = True,
     low: float = -math.inf,
     high: float = math.inf,

@@ -79,7 +79,8 @@ def sample_pairs(
     Returns the rows of the better and the worse hypothesis of every pair."""
     if acceptance not in ACCEPTANCES:
         raise UsageError(f"unknown PRO acceptance {acceptance!r}; choose one of {', '.join(ACCEPTANCES)}")
-    if acceptance == "sigmoid" and candidates.lengths is None:
+    lengths = candidates.lengths
+    if acceptance == "sigmoid" and lengths is None:
         raise UsageError("cdec's sigmoid acceptance needs the hypotheses' lengths")
     better, worse = [], []
     sizes = np.diff(candidates.offsets)
@@ -91,7 +92,8 @@ def sample_pairs(
             difference = candidates.gains[i] - candidates.gains[j]
             chosen = np.flatnonzero(np.abs(difference) > threshold)
         else:
-            i, j = _cdec_draws(candidates.lengths[first : first + size], samples, rng)
+            assert lengths is not None  # checked above for sigmoid acceptance
+            i, j = _cdec_draws(lengths[first : first + size], samples, rng)
             i, j = i + first, j + first
             difference = candidates.gains[i] - candidates.gains[j]
             drawn = np.flatnonzero(difference != 0)

@@ -29,16 +29,17 @@ import math
 import os
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from hypertune import interrupts
 from hypertune.algorithms.envelope import (
+    EnvelopeResult,
     envelope_by_probing,
     envelope_inside,
     envelope_yields,
@@ -47,7 +48,8 @@ from hypertune.algorithms.envelope import (
     packed_envelopes,
 )
 from hypertune.algorithms.viterbi import viterbi_yields
-from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS
+from hypertune.arrays import offsets_from_counts
+from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, Envelope
 from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
@@ -62,9 +64,7 @@ from hypertune.tuners.model_best import model_best_rows
 from hypertune.tuners.shards import Shard, Shards
 from hypertune.weights import Weights
 
-Optimizer = Literal["coordinate", "cyclic", "powell", "random-directions"]
 OPTIMIZERS = MERT_OPTIMIZERS
-Envelope = Literal["probing", "semiring"]
 
 
 def _balanced_chunks(edge_starts: np.ndarray, count: int) -> list[tuple[int, int]]:
@@ -103,7 +103,7 @@ class LineSearcher:
         graphs = tuning_set.graphs
         if self.kbest:
             self.features = sp.vstack([g.feature_matrix(self.width)[1:] for g in graphs], format="csr")
-            self.offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs])))
+            self.offsets = offsets_from_counts([g.num_edges - 1 for g in graphs])
             self.stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in range(len(graphs))])
             self.sentence_of = np.repeat(np.arange(len(graphs)), np.diff(self.offsets))
             # dense feature columns (when they fit) make a unit direction's slopes a column lookup
@@ -167,33 +167,32 @@ class LineSearcher:
                     self._remember(index, result, tokens, offsets)
                 return np.array([len(result)]), result.left, tokens, offsets
 
-            tasks, work = range(len(graphs)), one
+            parts = list(self._threads().map(one, range(len(graphs))))
         else:  # compiled over contiguous runs of sentences
 
             def run(chunk: tuple[int, int]) -> tuple[np.ndarray, ...]:
                 slopes_of(*chunk)
                 return packed_envelopes(packed, intercepts, slopes, *chunk)
 
-            tasks, work = self._chunks, run
-        parts = list(self._threads().map(work, tasks))
+            parts = list(self._threads().map(run, self._chunks))
         sizes = np.concatenate([p[0] for p in parts])
         lengths = np.concatenate([np.diff(p[3]) for p in parts])
         stats = self.tuning_set.batch_stats(
             np.concatenate([p[2] for p in parts]),
-            np.concatenate(([0], np.cumsum(lengths))),
+            offsets_from_counts(lengths),
             np.repeat(np.arange(sizes.size), sizes),
         )
-        segment_offsets = np.concatenate(([0], np.cumsum(sizes)))
+        segment_offsets = offsets_from_counts(sizes)
         return ErrorSurfaces.from_segments(segment_offsets, np.concatenate([p[1] for p in parts]), stats)
 
-    def _remember(self, index: int, result: object, tokens: np.ndarray, offsets: np.ndarray) -> None:
+    def _remember(self, index: int, result: EnvelopeResult, tokens: np.ndarray, offsets: np.ndarray) -> None:
         """Keep the derivations of an envelope (Cherry & Foster 2012's accumulation for lattice MERT)."""
         hg = self.tuning_set.graphs[index]
         seen = self.envelope_derivations[index]
         names = hg.feature_space.names
         for i in range(len(offsets) - 1):
             vector = hg.derivation_features(result.derivation(i))
-            nonzero = np.flatnonzero(vector)
+            nonzero = np.flatnonzero(vector).tolist()
             features = {names[c]: float(vector[c]) for c in nonzero}
             key = (tuple(tokens[offsets[i] : offsets[i + 1]]), tuple(sorted(features.items())))
             if key not in seen:
@@ -209,8 +208,9 @@ class LineSearcher:
                 self._intercepts = csr_matvec(features.indptr, features.indices, features.data, vector)
             else:
                 self._intercepts = np.empty(self.packed.num_edges)
+                out = self._intercepts
                 list(
-                    self._threads().map(lambda chunk: self._edge_scores(vector, *chunk, self._intercepts), self._chunks)
+                    self._threads().map(lambda chunk: self._edge_scores(vector, chunk[0], chunk[1], out), self._chunks)
                 )
             self._point = w0.copy()
         return self._intercepts
@@ -439,7 +439,7 @@ class _MertRun:
         self._init, self._best_score = init, before
         interrupts.check()
         starts = [start, *self._random_starts(start, names, rng)]
-        history: list[MertIteration] = []
+        history: list[Iteration] = []
         best_w, best_score = start, worst(self._higher)
         for number, point in enumerate(starts):
             self._position = f"start {number + 1}/{len(starts)}"
@@ -591,7 +591,7 @@ class _MertRun:
     def _better(self, new: float, old: float) -> bool:
         return better(new, old, self._higher, self.options.tolerance)
 
-    def _bound_vectors(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _bound_vectors(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         low = np.full(len(names), -math.inf)
         high = np.full(len(names), math.inf)
         for name, (lo, hi) in self.options.bounds.items():
@@ -603,7 +603,7 @@ class _MertRun:
             low[self._free] = np.maximum(low[self._free], 0.0)
         return low, high
 
-    def _random_starts(self, start: np.ndarray, names: tuple[str, ...], rng: np.random.Generator) -> list[np.ndarray]:
+    def _random_starts(self, start: np.ndarray, names: Sequence[str], rng: np.random.Generator) -> list[np.ndarray]:
         low = np.full(len(names), -1.0)
         high = np.full(len(names), 1.0)
         if self.options.restart_box is not None:

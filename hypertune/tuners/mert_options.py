@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, PLATEAUS
+from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, PLATEAUS, Envelope, MertOptimizer, Plateau
 from hypertune.tuners.options import OptionError, TunerOptions, feature_bounds, fixed_features, normalization, option
 
 
@@ -16,7 +16,9 @@ class MertOptions(TunerOptions):
 
     summary = "minimum error rate training (exact line search on k-best lists, lattices, forests)"
 
-    optimizer: str = option("coordinate", "search over directions (default: coordinate)", choices=MERT_OPTIMIZERS)
+    optimizer: MertOptimizer = option(
+        "coordinate", "search over directions (default: coordinate)", choices=MERT_OPTIMIZERS
+    )
     restarts: int = option(0, "random restarts besides the start point", kind="count")
     random_directions: int = option(0, "random directions per round (Cer et al. 2008)", kind="count", metavar="K")
     seed: int | None = option(0, "random seed (default 0)", kind="seed")
@@ -36,7 +38,7 @@ class MertOptions(TunerOptions):
         command_line=False,
     )
     normalize: str = normalization()
-    plateau: str = option("none", "score intervals over a window of neighbours (Cer et al. 2008)", choices=PLATEAUS)
+    plateau: Plateau = option("none", "score intervals over a window of neighbours (Cer et al. 2008)", choices=PLATEAUS)
     window: int = option(1, "plateau window on each side (default 1)", kind="count")
     max_iterations: int = option(100, "most rounds of line searches per start point", kind="positive-count",
                                  command_line=False)  # fmt: skip
@@ -47,7 +49,7 @@ class MertOptions(TunerOptions):
     collect_envelopes: bool = option(
         False, "keep every derivation on an envelope (Cherry & Foster 2012)", command_line=False
     )
-    envelope: str = option("probing", "how lattices' and forests' envelopes are found", choices=ENVELOPES,
+    envelope: Envelope = option("probing", "how lattices' and forests' envelopes are found", choices=ENVELOPES,
                            shared="envelope")  # fmt: skip
 
     def check(self) -> None:

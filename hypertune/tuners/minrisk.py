@@ -34,7 +34,8 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from hypertune import interrupts
-from hypertune.algorithms.expectations import inside_outside, score_gradient
+from hypertune.algorithms.expectations import InsideOutside, inside_outside, score_gradient
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.metrics import BleuMetric, better
@@ -276,7 +277,7 @@ class RiskProblem:
         sentences = self.sentences
         entropy = float(ordered_sum([lp for _, lp, _ in parts]) - ordered_sum([ps for _, _, ps in parts])) / sentences
         head, tail = result.coefficients[: self.shared], result.coefficients[self.shared :]
-        bounds = np.concatenate(([0], np.cumsum(self.own)))
+        bounds = offsets_from_counts(self.own)
         coefficients = [np.concatenate((head, tail[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         gradients = self.shards.map_each(
             risk_shard_gradient, coefficients, self.key, w, gamma, temperature / sentences if temperature else 0.0
@@ -442,9 +443,9 @@ class _RiskShard:
     ) -> None:
         self.model_best = ModelBest(tuning_set)
         self.space = _prepare(tuning_set, options, start, self.model_best, precisions)
-        self.last: tuple[bytes, float, np.ndarray, object] | None = None
+        self.last: tuple[bytes, float, np.ndarray, InsideOutside] | None = None
 
-    def pass_at(self, w: np.ndarray, gamma: float) -> tuple[np.ndarray, object]:
+    def pass_at(self, w: np.ndarray, gamma: float) -> tuple[np.ndarray, InsideOutside]:
         key = np.ascontiguousarray(w).tobytes()
         if self.last is None or self.last[0] != key or self.last[1] != gamma:
             u = self.space.scores(w)
@@ -503,8 +504,9 @@ def _combined_objective(first: Objective, parts: list[RiskShardSummary]) -> Obje
     types concatenated in shard order."""
     sentences = sum(part.sentences for part in parts)
     if isinstance(first, ExpectedBleu):
-        orders = [part.objective.clip_orders for part in parts]
-        limits = [part.objective.clip_limits for part in parts]
+        shards = [part.objective for part in parts if isinstance(part.objective, ExpectedBleu)]  # all, as first
+        orders = [objective.clip_orders for objective in shards]
+        limits = [objective.clip_limits for objective in shards]
         if len(parts) == 1:
             return first
         return ExpectedBleu(first.max_order, first.smooth_bp, np.concatenate(orders), np.concatenate(limits))
@@ -523,14 +525,20 @@ def _own_sign(objective: Objective, value: float) -> float:
 
 
 def _check_metric(tuning_set: TuningSet) -> None:
-    metric = tuning_set.metric
     if tuning_set.precomputed:
         if tuning_set.stats_size % 2 != 1:
             raise InputError("minimum-risk training needs BLEU statistics (m1 c1 ... mN cN reflen)")
         return
+    _bleu_metric(tuning_set)
+
+
+def _bleu_metric(tuning_set: TuningSet) -> BleuMetric:
+    """The tuning set's metric, which must be BLEU (the statistics are computed from the words)."""
+    metric = tuning_set.metric
     if not isinstance(metric, BleuMetric):
         raise UsageError(f"minimum-risk training is defined on BLEU statistics; --metric {metric_label(metric)} "
                          "is not BLEU")  # fmt: skip
+    return metric
 
 
 # ---------------------------------------------------------------------- preparing the search spaces
@@ -549,7 +557,7 @@ def _prepare(
         graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
         stats = np.vstack(lists)
         losses = 1.0 - sentence_gains(stats, order, "bleu+1")
-        losses[np.cumsum([0] + [hg.num_edges for hg in graphs[:-1]])] = 0.0  # each list's start axiom (edge 0)
+        losses[offsets_from_counts([hg.num_edges for hg in graphs])[:-1]] = 0.0  # each list's start axiom (edge 0)
         return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
     if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():
         raise UsageError(f"{options.objective} on lattices and forests counts n-grams of word ids: use --tokenize "
@@ -568,7 +576,7 @@ def _space(
     features = sp.vstack([source.feature_matrix(width) for source, _ in sources], format="csr")
     rows = None
     if any(origin is not None for _, origin in sources):
-        starts = np.concatenate(([0], np.cumsum([source.num_edges for source, _ in sources])))
+        starts = offsets_from_counts([source.num_edges for source, _ in sources])
         rows = np.concatenate([
             start + (np.arange(source.num_edges) if origin is None else origin)
             for (source, origin), start in zip(sources, starts, strict=False)
@@ -583,16 +591,17 @@ _Source = tuple[Hypergraph, np.ndarray | None]
 def _max_order(tuning_set: TuningSet) -> int:
     if tuning_set.precomputed:
         return (tuning_set.stats_size - 1) // 2
-    return int(tuning_set.metric.max_order)  # type: ignore[attr-defined]
+    return _bleu_metric(tuning_set).max_order
 
 
-def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray]:
+def _unclipped_stats(tuning_set: TuningSet) -> list[np.ndarray | None]:
     """Every k-best edge's BLEU statistics with unclipped matches (Tromble et al.'s linear BLEU counts an
-    n-gram when it occurs in any reference), from the words; precomputed statistics are clipped already."""
+    n-gram when it occurs in any reference), from the words; precomputed statistics are clipped already.
+    ``None`` for a graph that is not a k-best list."""
     if tuning_set.precomputed:
         warn("linear-bleu on SCORESTAT statistics uses their clipped matches (the words are not in the file)")
-        return [tuning_set.edge_stats(s) for s in range(len(tuning_set))]
-    metric = tuning_set.metric
+        return [tuning_set.edge_stats(s) if hg.is_kbest else None for s, hg in enumerate(tuning_set.graphs)]
+    metric = _bleu_metric(tuning_set)
     unclipped = BleuMetric(
         max_order=metric.max_order,
         ref_length=metric.ref_length,
@@ -611,16 +620,18 @@ def _linear_bleu_space(
     (the statistics of the model-best translations under the initial weights)."""
     if precisions is not None:
         p, r = precisions
-    elif options.linear_p is None:
+    elif options.linear_p is None or options.linear_r is None:  # both or neither (MinRiskOptions.check)
         p, r = estimate_precisions(best, order)
     else:
         p, r = float(options.linear_p), float(options.linear_r)
     theta = LinearBleu(p, r, bleu=BleuMetric(max_order=order)).theta
     stats = _unclipped_stats(tuning_set)
-    graphs, sources, gains = [], [], []
+    graphs, gains = [], []
+    sources: list[_Source] = []
     for s, hg in enumerate(tuning_set.graphs):
-        if hg.is_kbest:
-            gain = theta[0] * stats[s][:, 1] + stats[s][:, 0 : 2 * order : 2] @ theta[1:]
+        rows = stats[s]
+        if rows is not None:  # a k-best list
+            gain = theta[0] * rows[:, 1] + rows[:, 0 : 2 * order : 2] @ theta[1:]
             gain[0] = 0.0
             graphs.append(hg)
             sources.append((hg, None))
@@ -638,7 +649,8 @@ def _xbleu_space(tuning_set: TuningSet, options: MinRiskOptions, best: np.ndarra
     length on split forests), then one column per reference n-gram of every forest sentence (clipped
     expected counts, see :class:`~hypertune.tuners.objectives.ExpectedBleu`). ``best``: the statistics of
     the model-best translations under the initial weights, whose reference length forests take."""
-    graphs, sources, stats, type_rows, type_columns, clip_orders, clip_limits = [], [], [], [], [], [], []
+    graphs, stats, type_rows, type_columns, clip_orders, clip_limits = [], [], [], [], [], []
+    sources: list[_Source] = []
     edges = types = 0
     for s, hg in enumerate(tuning_set.graphs):
         if hg.is_kbest:

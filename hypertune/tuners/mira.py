@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune import interrupts
+from hypertune.arrays import offsets_from_counts
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError
 from hypertune.metrics.background import background_bleu_distinct
@@ -361,15 +362,14 @@ class KbestPack:
         width = len(tuning_set.feature_space)
         graphs = tuning_set.graphs
         counts = np.asarray([g.num_edges - 1 for g in graphs], dtype=np.int64)
-        offsets = np.zeros(counts.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = offsets_from_counts(counts)
         stats = np.ascontiguousarray(_kbest_stats(tuning_set, decoder, counts, offsets), dtype=np.float64)
         # the hypotheses' feature rows (edge 0, the start axiom, dropped), stacked without per-row work
         starts = [g.features.indptr[1] for g in graphs]
         indptr = np.zeros(offsets[-1] + 1, dtype=np.int64)
         indptr[1:] = np.concatenate([g.features.indptr[2:] - g.features.indptr[1] for g in graphs])
         nnz = np.asarray([g.features.indptr[-1] - start for g, start in zip(graphs, starts, strict=True)])
-        indptr[1:] += np.repeat(np.concatenate(([0], np.cumsum(nnz)[:-1])), counts)
+        indptr[1:] += np.repeat(offsets_from_counts(nnz)[:-1], counts)
         indices = np.concatenate([g.features.indices[start:] for g, start in zip(graphs, starts, strict=True)])
         data = np.concatenate([g.features.data[start:] for g, start in zip(graphs, starts, strict=True)])
         features = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(int(offsets[-1]), width))
@@ -414,12 +414,11 @@ def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.nda
     tokens = np.concatenate([g.target for g in graphs]).astype(np.int64)
     bounds = np.concatenate([g.target_offsets[2:] for g in graphs]).astype(np.int64)
     sizes = np.asarray([g.target.size for g in graphs], dtype=np.int64)
-    bounds += np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), counts)
+    bounds += np.repeat(offsets_from_counts(sizes)[:-1], counts)
     keep = tokens >= 0
     if decoder.skip.size:
         keep &= ~np.isin(tokens, decoder.skip)
-    kept_before = np.zeros(tokens.size + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept_before[1:])
+    kept_before = offsets_from_counts(keep)
     hyp_offsets = np.concatenate(([0], kept_before[bounds]))
     sentences = np.repeat(np.arange(len(graphs), dtype=np.int64), counts)
     return tuning_set.batch_stats(tokens[keep], hyp_offsets, sentences)
@@ -521,17 +520,19 @@ class Mira:
         def entry(epoch: int, score: float, seconds: float, updates: int, loss: float) -> EpochSummary:
             return EpochSummary(epoch, score, seconds, updates, shards.sentences, loss / shards.sentences)
 
+        checkpoint = self.checkpoint
+
         def told(vector: np.ndarray, score: float) -> None:  # the checkpoint hears of the weights as written
-            self.checkpoint(written(vector), score)
+            if checkpoint is not None:
+                checkpoint(written(vector), score)
 
         start = init.vector(space)
         mixing = Mixing(mira_shard_prepare, mira_shard_epoch, mira_shard_stats, (options, start, mode), entry,
                         options.epochs, options.select)  # fmt: skip
-        run = mix(shards, mixing, start, self.progress, None if self.checkpoint is None else told)
+        run = mix(shards, mixing, start, self.progress, None if checkpoint is None else told)
         timing = run.timing
         score_before, score_after, pruned_after = run.score_before, run.best_score, None
         if pruned:  # the epochs were scored on the pruned graphs; the result on the inputs as given
-
             timing["prune"] = max(run.prepared)  # the shards prune side by side on a cluster
             began = time.perf_counter()
             parts = shards.map(mira_shard_given_stats, [start, run.best])  # one model-best pass setup per shard
@@ -653,7 +654,7 @@ def _distinct_stats(rows: KbestRows) -> DistinctStats:
     distinct = first == np.arange(first.size)
     rank = np.cumsum(distinct) - 1
     group_stats = np.ascontiguousarray(rows.stats[distinct])
-    group_offsets = np.concatenate(([0], np.cumsum(distinct)))[rows.offsets].astype(np.int64)
+    group_offsets = offsets_from_counts(distinct)[rows.offsets]
     groups, size = group_stats.shape
     sentence = np.repeat(np.arange(rows.offsets.size - 1), np.diff(group_offsets))
     column = np.tile(np.arange(size), groups)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypertune import choices
-from hypertune.choices import HOPE_FEAR_SEARCHES, MIRA_MODES
+from hypertune.choices import HOPE_FEAR_SEARCHES, MIRA_MODES, HopeFearSearch
 from hypertune.tuners.options import OptionError, TunerOptions, normalization, option
 
 
@@ -36,7 +36,7 @@ class MiraOptions(TunerOptions):
     background_init: float = option(1.0, "the background pseudo-corpus's initial statistics", kind="number",
                                     command_line=False)  # fmt: skip
     linear: Any = option(None, "the linear gain's LinearBleu (Tromble et al. 2008: its p and r)", command_line=False)
-    search: str = option("approximate", "how hope and fear are searched in lattices and forests",
+    search: HopeFearSearch = option("approximate", "how hope and fear are searched in lattices and forests",
                          choices=HOPE_FEAR_SEARCHES, command_line=False)  # fmt: skip
     accumulate: bool = option(False, "hypergraphs: reuse earlier hopes and fears")
     # the command offers it as --type nbest/hypergraph (kbmira's), unset for auto

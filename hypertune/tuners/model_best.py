@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune.algorithms.viterbi import viterbi_yields
+from hypertune.arrays import offsets_from_counts
 from hypertune.hypergraph import PackedGraphs
 from hypertune.tuners.corpus import TuningSet
 
@@ -43,7 +44,7 @@ class ModelBest:
         if self.lists:
             graphs = [tuning_set.graphs[s] for s in self.lists]
             self.list_features = sp.vstack([g.feature_matrix(width)[1:] for g in graphs], format="csr")
-            self.list_offsets = np.concatenate(([0], np.cumsum([g.num_edges - 1 for g in graphs]))).astype(np.int64)
+            self.list_offsets = offsets_from_counts([g.num_edges - 1 for g in graphs])
             self.list_stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in self.lists])
         if self.others:
             self.packed = PackedGraphs.pack([tuning_set.graphs[s] for s in self.others])

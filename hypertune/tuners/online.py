@@ -329,7 +329,7 @@ class BatchLossAdapter(StructuredLoss):
 
     needs_lists = True
 
-    def __init__(self, loss: str, top_k: int, sample: int | None, acceptance: str, seed: int) -> None:
+    def __init__(self, loss: str, top_k: int, sample: int | None, acceptance: str, seed: int | list[int]) -> None:
         super().__init__()
         self.name, self.options, self.seed = loss, (top_k, sample, acceptance), seed
         self.default_l2 = 0.0
@@ -345,8 +345,9 @@ class BatchLossAdapter(StructuredLoss):
             try:
                 part.prepare(candidates, w[: block.shape[1]], rng)
             except UsageError:  # e.g. no PRO pair in this list: the sentence teaches nothing
-                part = None
-            self.parts.append(part)
+                self.parts.append(None)
+            else:
+                self.parts.append(part)
 
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
         part = self.parts[sentence]
@@ -449,6 +450,7 @@ class OnlineOptimizer:
     def _l1(self, w: np.ndarray, touched: np.ndarray) -> None:
         if self.l1_method == "fobos":  # Duchi & Singer 2009: soft-threshold after the gradient step
             rate = self.learning_rate * self.l1
+            shrink: float | np.ndarray
             if self.name == "adagrad":  # per coordinate, at AdaGrad's rate; features never seen are left alone
                 seen = self.squares > 0.0
                 shrink = np.where(seen, rate / (self.delta + np.sqrt(self.squares)), 0.0)
@@ -594,12 +596,15 @@ class OnlineTrainer:
         def entry(epoch: int, score: float, seconds: float, updates: int, loss: float) -> OnlineEpoch:
             return OnlineEpoch(epoch, score, seconds, updates, loss / max(shards.sentences, 1))
 
+        checkpoint = self.checkpoint
+
         def told(w: np.ndarray, score: float) -> None:  # the checkpoint hears of the weights as written
-            self.checkpoint(self._written(init, space, w), score)
+            if checkpoint is not None:
+                checkpoint(self._written(init, space, w), score)
 
         mixing = Mixing(online_shard_prepare, online_shard_epoch, online_shard_stats, (options, start), entry,
                         options.epochs, options.select)  # fmt: skip
-        run = mix(shards, mixing, start, self.progress, None if self.checkpoint is None else told)
+        run = mix(shards, mixing, start, self.progress, None if checkpoint is None else told)
         return self._result(init, space, shards.metric, run, run.prepared[0], started)
 
 

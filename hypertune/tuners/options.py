@@ -55,9 +55,9 @@ class OptionError(UsageError):
         return _PLACEHOLDER.sub(lambda m: flags.get(m.group(1), m.group(1)), self.template)
 
 
-def option(
+def option(  # noqa: PLR0913 - a declaration, like dataclasses.field: every keyword is one attribute
     default: Any,
-    help: str,  # noqa: A002 - argparse's word
+    help: str,  # argparse's word
     *,
     flag: str | None = None,
     aliases: tuple[str, ...] = (),

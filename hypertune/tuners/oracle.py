@@ -46,6 +46,7 @@ import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numba
 import numpy as np
@@ -53,6 +54,7 @@ import numpy as np
 from hypertune import interrupts
 from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest
+from hypertune.arrays import offsets_from_counts
 from hypertune.choices import CORPUS_ORACLE_VARIANTS, ORACLE_METHODS
 from hypertune.errors import GraphError, HypertuneError, InputError, UsageError
 from hypertune.metrics import BleuMetric, LinearBleu
@@ -111,7 +113,8 @@ class OracleResult:
     bleu: float
     method: str
     seconds: float = 0.0
-    details: dict[str, object] = field(default_factory=dict)
+    #: JSON-ready figures of the search (``linear_p``, the exact search's counts under ``exact``, ...)
+    details: dict[str, Any] = field(default_factory=dict)
     unfinished: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -127,7 +130,7 @@ class OracleSearch:
     called with (sentences done, sentences) after every sentence of a sentence method in this process;
     ``checkpoint``: with each of their :class:`Oracle` as it is found."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the search's options, keyword-only
         self,
         *,
         method: str = "partial",
@@ -198,10 +201,10 @@ class OracleSearch:
         started = time.perf_counter()
         weights = weights or Weights()
         if self.method == "corpus":
-            oracles, details = self._corpus_on_shards(shards, weights)
+            oracles, corpus_details = self._corpus_on_shards(shards, weights)
             total = np.sum([o.stats for o in oracles], axis=0)
             return OracleResult(
-                oracles, total, corpus_score(shards, total), "corpus", time.perf_counter() - started, details
+                oracles, total, corpus_score(shards, total), "corpus", time.perf_counter() - started, corpus_details
             )
         options = copy.copy(self)
         options.progress = options.checkpoint = None  # what travels: the options, not the caller's callbacks
@@ -219,11 +222,11 @@ class OracleSearch:
         details: dict[str, object] = {}
         for _, found, _ in parts:
             for key, value in found.items():
-                if key == "exact" and key in details:
-                    into = details[key]
+                into = details.get(key)
+                if key == "exact" and isinstance(into, dict):  # the exact search's counts, summed over shards
                     for name in ("enumerated", "searched", "expansions"):
-                        into[name] += value[name]  # type: ignore[index]
-                    into["most"] = max(into["most"], value["most"])  # type: ignore[index]
+                        into[name] += value[name]
+                    into["most"] = max(into["most"], value["most"])
                 else:
                     details.setdefault(key, dict(value) if isinstance(value, dict) else value)
         total, bleu = _corpus_total(shards, oracles)
@@ -235,7 +238,7 @@ class OracleSearch:
         if not isinstance(shards.metric, BleuMetric):
             raise UsageError("the corpus oracle raises corpus BLEU: use a BLEU metric")
         parts = shards.map(oracle_shard_corpus_start, self, weights)
-        bounds = np.cumsum([0] + [len(part) for part in parts])
+        bounds = offsets_from_counts([len(part) for part in parts])
         spans = list(zip(bounds[:-1], bounds[1:], strict=True))
         stats = [rows for part in parts for rows in part]
 
@@ -391,7 +394,7 @@ class _Search:
     def linear(self) -> LinearBleu:
         if self._linear is None:
             options = self.options
-            if options.linear_p is None:
+            if options.linear_p is None or options.linear_r is None:  # both or neither (checked when made)
                 try:
                     p, r = estimate_precisions(ModelBest(self.tuning_set).stats(self.w), self.order)
                 except InputError as error:
@@ -407,21 +410,26 @@ class _Search:
     def _exact(self, sentence: int, scores: np.ndarray) -> np.ndarray:
         """The exact oracle: enumeration for small graphs (and metrics the bound is not written for), else
         branch and bound (see the module docstring)."""
-        form = exact_oracle.bleu_form(self.metric)
+        metric = self.metric
+        form = exact_oracle.bleu_form(metric)  # a form only for BLEU
         hg = self.tuning_set.graphs[sentence]
-        if form is None or count_derivations(hg) <= self.options.enumerate_below:
+        if form is None or not isinstance(metric, BleuMetric) or count_derivations(hg) <= self.options.enumerate_below:
             self._count("enumerated", 0)
             return self._enumerated(sentence, scores)
-        return self._branch_and_bound(sentence, scores, form)
+        return self._branch_and_bound(sentence, scores, form, metric)
 
     def _count(self, how: str, expansions: int) -> None:
         """``details["exact"]``: graphs enumerated and searched, the expansions in all and at most."""
-        figures = self.details.setdefault("exact", {"enumerated": 0, "searched": 0, "expansions": 0, "most": 0})
-        figures[how] += 1  # type: ignore[index]
-        figures["expansions"] += expansions  # type: ignore[index]
-        figures["most"] = max(figures["most"], expansions)  # type: ignore[index,call-overload]
+        figures = self.details.get("exact")
+        if not isinstance(figures, dict):
+            figures = self.details["exact"] = {"enumerated": 0, "searched": 0, "expansions": 0, "most": 0}
+        figures[how] += 1
+        figures["expansions"] += expansions
+        figures["most"] = max(figures["most"], expansions)
 
-    def _branch_and_bound(self, sentence: int, scores: np.ndarray, form: exact_oracle.BleuForm) -> np.ndarray:
+    def _branch_and_bound(
+        self, sentence: int, scores: np.ndarray, form: exact_oracle.BleuForm, metric: BleuMetric
+    ) -> np.ndarray:
         start = self.sentence_oracle(sentence, "partial")
         start_words = self.decoder.words(sentence, start)
         start_stats = self.decoder.stats_of(sentence, [start_words])[0]
@@ -435,7 +443,6 @@ class _Search:
                 f"graph split by n-gram state, and {error} (use --method partial)",
                 sentence,
             ) from None
-        metric = self.metric
         lengths = np.asarray([len(metric.ids(r)) for r in self.tuning_set.references[sentence]], dtype=np.int64)
         limit = self.options.max_expansions
         skip = self.decoder.skip.tolist()
@@ -520,7 +527,7 @@ class _Search:
         return Oracle(
             sentence,
             self.tuning_set.vocabulary.words(words),
-            {names[i]: float(features[i]) for i in np.flatnonzero(features)},
+            {names[i]: float(features[i]) for i in np.flatnonzero(features).tolist()},
             float(features @ self.w),
             stats,
             float(self.metric.score(stats)),
@@ -604,7 +611,7 @@ def switch_and_draw(
 def _switch(options: OracleSearch, order: int, stats: list[np.ndarray], current: np.ndarray) -> np.ndarray:
     rows = np.vstack(stats)
     owner = np.repeat(np.arange(len(stats)), [s.shape[0] for s in stats])
-    starts = np.concatenate(([0], np.cumsum([s.shape[0] for s in stats])))
+    starts = offsets_from_counts([s.shape[0] for s in stats])
     visit = np.arange(len(stats))
     if options.variant == "sentence-order":
         visit = np.random.default_rng(options.seed).permutation(len(stats))
@@ -629,7 +636,7 @@ def _against(gain: Gain, background: np.ndarray) -> Gain:
     return other
 
 
-def _best_of(scores: np.ndarray, model: np.ndarray, text) -> int:  # noqa: ANN001
+def _best_of(scores: np.ndarray, model: np.ndarray, text: Callable[[int], str]) -> int:
     """The index with the highest score, then the highest model score, then the greatest string. Scores
     within 1e-12 (model scores within 1e-9) of the best are ties: two formulas of one BLEU differ in the
     last digit."""
@@ -639,7 +646,7 @@ def _best_of(scores: np.ndarray, model: np.ndarray, text) -> int:  # noqa: ANN00
         best = model[top].max()
         top = top[model[top] >= best - 1e-9 * max(1.0, abs(best))]
     if top.size > 1:
-        return int(max(top, key=text))
+        return int(max(top.tolist(), key=text))
     return int(top[0])
 
 

@@ -25,7 +25,7 @@ _jit = numba.njit(cache=True, nogil=True)
 
 class _Beam(NamedTuple):
     """Every state of the search (state ``v * K + i`` is node ``v``'s ``i``-th): statistics, boundary words,
-    score, the edge it took and the state of each of that edge's tails; ``count[v]`` states are in use."""
+    score, the edge it took and the state of each of that edge's tails; ``filled[v]`` states are in use."""
 
     stats: np.ndarray
     left: np.ndarray
@@ -34,7 +34,7 @@ class _Beam(NamedTuple):
     score: np.ndarray
     edge: np.ndarray
     choice: np.ndarray
-    count: np.ndarray
+    filled: np.ndarray
 
 
 @_jit
@@ -67,7 +67,7 @@ def beam_search(forest, refs, order, beam, max_arity):  # pragma: no cover - com
     for v in range(n):
         for e in range(forest.node_offsets[v], forest.node_offsets[v + 1]):
             first, arity = forest.tail_offsets[e], forest.tail_offsets[e + 1] - forest.tail_offsets[e]
-            if _any_empty(forest.tails, first, arity, b.count):
+            if _any_empty(forest.tails, first, arity, b.filled):
                 continue
             combo[:arity] = 0
             while True:
@@ -78,7 +78,7 @@ def beam_search(forest, refs, order, beam, max_arity):  # pragma: no cover - com
                 count_new_ngrams(length, scratch, order, refs, stats)
                 stats[size - 1] = refs.fraction[v] * refs.ref_len
                 _offer(v, e, combo, arity, stats, bleu_plus_one(stats, order), length, scratch, beam, k, b)
-                if not _next_combo(combo, forest.tails, first, arity, b.count):
+                if not _next_combo(combo, forest.tails, first, arity, b.filled):
                     break
     goal = n - 1
     return _edges_of(goal * beam, b, forest.tail_offsets, forest.tails, beam)
@@ -133,7 +133,7 @@ def _state_sequence(e, forest, combo, beam, b, k, scratch):  # pragma: no cover 
 def _offer(v, e, combo, arity, stats, score, length, scratch, beam, k, b):  # pragma: no cover - compiled
     """Insert a candidate state into node ``v``'s K best (ties keep the earlier state)."""
     base = v * beam
-    used = b.count[v]
+    used = b.filled[v]
     slot = used
     while slot > 0 and score > b.score[base + slot - 1]:
         slot -= 1
@@ -147,7 +147,7 @@ def _offer(v, e, combo, arity, stats, score, length, scratch, beam, k, b):  # pr
     b.stats[s], b.score[s], b.edge[s] = stats, score, e
     b.choice[s, :arity] = combo[:arity]
     keep_boundary_words(s, length, scratch, k, b.left, b.right, b.ylen)
-    b.count[v] = min(used + 1, beam)
+    b.filled[v] = min(used + 1, beam)
 
 
 @_jit

@@ -9,6 +9,7 @@ import numpy as np
 
 from hypertune.algorithms import count_derivations, enumerate_derivations
 from hypertune.generate import random_hypergraph
+from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric
 from hypertune.metrics.gains import Gain
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -41,7 +42,8 @@ def approximation_quality(
     lattices) with a background-BLEU gain; references are noisy yields of random derivations."""
     rng = np.random.default_rng(seed)
     space, vocabulary = FeatureSpace(), Vocabulary()
-    graphs, references = [], []
+    graphs: list[Hypergraph] = []
+    references: list[list[str]] = []
     while len(graphs) < num_graphs:
         hg = random_hypergraph(
             num_edges,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, warn
 from hypertune.hypergraph import Hypergraph, union
 
@@ -215,20 +216,20 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
     metadata.pop("totals", None)  # the decoder's scores of the first list's hypotheses only
     stats = None
     if all(hg.edge_stats is not None for hg in lists):
-        stats = np.vstack([first.edge_stats[:1]] + [hg.edge_stats[e : e + 1] for hg, e in rows])
+        stats = np.vstack([np.asarray(first.edge_stats)[:1]] + [np.asarray(hg.edge_stats)[e : e + 1] for hg, e in rows])
     edges = len(rows) + 1
     return Hypergraph(
-        2,
-        np.array([0] + [1] * len(rows)),
-        np.concatenate(([0], np.arange(edges))),
-        np.zeros(len(rows), dtype=np.int64),
-        features,
-        np.concatenate(([0], np.cumsum(lengths))),
-        np.concatenate(targets),
-        space,
-        first.vocabulary,
-        first.node_labels,
-        metadata,
+        num_nodes=2,
+        head=np.array([0] + [1] * len(rows)),
+        tail_offsets=np.concatenate(([0], np.arange(edges))),
+        tails=np.zeros(len(rows), dtype=np.int64),
+        features=features,
+        target_offsets=offsets_from_counts(lengths),
+        target=np.concatenate(targets),
+        feature_space=space,
+        vocabulary=first.vocabulary,
+        node_labels=first.node_labels,
+        metadata=metadata,
         sentence_id=first.sentence_id,
         edge_stats=stats,
     )

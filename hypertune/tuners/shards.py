@@ -129,7 +129,7 @@ def mixed_columns(weights: np.ndarray, k: int) -> np.ndarray:
     return keep
 
 
-def mixture(rows: Sequence[np.ndarray], keep: np.ndarray) -> np.ndarray:
+def mixture(rows: Sequence[np.ndarray] | np.ndarray, keep: np.ndarray) -> np.ndarray:
     """Iterative parameter mixing's average (McDonald et al. 2010): the mean of the shards' weight vectors,
     summed in shard order, and 0 for the features outside ``keep`` (:func:`mixed_columns`)."""
     return np.where(keep, ordered_sum(list(rows)) / len(rows), 0.0)

@@ -22,6 +22,8 @@ import pytest
 from support.paths import FIXTURES
 
 from hypertune.cli import COMMANDS, build_parser, main
+from hypertune.errors import HypertuneError
+from hypertune.formats.registry import FORMATS, read_graphs
 
 FOREST = str(FIXTURES / "toy-forest.json")
 FOREST_WEIGHTS = str(FIXTURES / "toy-forest.weights")
@@ -38,6 +40,9 @@ BAD_VALUES = ("-3", "0", "nan", "inf", "-inf", "1e308", "1e-300", "9999999999999
 BAD_CHOICE = "bogus"
 #: ... but for these, whose choices run for minutes.
 ONLY_BAD_CHOICE = {("bench", "--suite")}
+#: Options whose value only names a file to write get the values that differ as file names (one read as an
+#: option, a plain name, empty): each run draws a picture, and "nan" or "1e308" name a file as "x" does.
+FILE_NAME_VALUES = {"--plot": ("-3", "x", "")}
 #: How long one run may take before it is cut short (seconds).
 LIMIT = 2
 
@@ -83,7 +88,7 @@ class TooLong(Exception):
     pass
 
 
-def _alarm(signum, frame):  # noqa: ANN001
+def _alarm(signum, frame):
     raise TooLong
 
 
@@ -106,7 +111,7 @@ def run(argv: list[str], limit: int | None = LIMIT) -> tuple[int | None, str]:
         if not isinstance(error.__cause__ or error.__context__, TooLong):
             pytest.fail(f"hypertune {' '.join(argv)}: traceback: SystemError: {error}")
         return None, err.getvalue()
-    except Exception as error:  # noqa: BLE001 - what the test is looking for
+    except Exception as error:  # what the test is looking for
         pytest.fail(f"hypertune {' '.join(argv)}: traceback: {type(error).__name__}: {error}")
     finally:
         signal.alarm(0)
@@ -131,10 +136,10 @@ def check(argv: list[str], code: int | None, err: str) -> None:
 def options(command: str) -> list[argparse.Action]:
     """The options of ``command`` that take a value, from its own parser."""
     parser = build_parser(command)
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     found = []
-    for action in sub.choices[command]._actions:  # noqa: SLF001
-        if action.option_strings and action.nargs != 0 and not isinstance(action, argparse._HelpAction):  # noqa: SLF001
+    for action in sub.choices[command]._actions:
+        if action.option_strings and action.nargs != 0 and not isinstance(action, argparse._HelpAction):
             found.append(action)
     return found
 
@@ -145,7 +150,7 @@ def cases(command: str) -> list[list[str]]:
     for action in options(command):
         flag = max(action.option_strings, key=len)
         if action.choices is None:
-            values = BAD_VALUES
+            values = FILE_NAME_VALUES.get(flag, BAD_VALUES)
         elif (command, flag) in ONLY_BAD_CHOICE:
             values = (BAD_CHOICE,)
         else:
@@ -170,9 +175,19 @@ def test_the_base_command_lines_succeed(command):
     assert code == 0, f"hypertune {' '.join(argv)}: exit {code}: {err}"
 
 
+@pytest.fixture(scope="module")
+def readers_compiled() -> None:
+    """Every format's reader run once on the inputs, so that compiling its kernels (minutes on a fresh
+    machine) is not cut short by :data:`LIMIT` in every command's ``--format`` case, unchecked."""
+    for name in FORMATS:
+        for path in (FOREST, NBEST):
+            with contextlib.suppress(HypertuneError):
+                read_graphs(path, format=name)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", NAMES)
-def test_bad_option_values_never_end_in_a_traceback(command):
+def test_bad_option_values_never_end_in_a_traceback(command, readers_compiled):
     for argv in cases(command):
         code, err = run(argv)
         check(argv, code, err)

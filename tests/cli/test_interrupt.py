@@ -7,6 +7,8 @@ finished sentences written."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import pty
@@ -24,6 +26,7 @@ import pytest
 from support.paths import FIXTURES, REPO, SHARED
 
 from hypertune import interrupts
+from hypertune.cli import main
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, MinRisk, Mira, TuningSet
@@ -216,18 +219,25 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _bleu(corpus: Path, weights: Path, work: Path) -> float:
     """Corpus BLEU of the model-best translations under ``weights``: ``decode`` then ``bleu``, as a user would
-    (tokenized as the tuning commands' BLEU is by default: not at all)."""
+    (tokenized as the tuning commands' BLEU is by default: not at all); in process, no signal is involved."""
     best = work / f"{weights.name}.best"
-    subprocess.run(_hypertune("decode", str(corpus / "hg"), "-w", str(weights), "--out", str(best), "--out-format",
-                              "text", "-q"), check=True, capture_output=True, cwd=REPO)  # fmt: skip
-    done = subprocess.run(_hypertune("bleu", "--hyp", str(best), "--refs", str(corpus / "ref"), "--tokenize", "none",
-                                     "--json"), check=True, capture_output=True, text=True, cwd=REPO)  # fmt: skip
-    return json.loads(done.stdout)["score"] / 100
+    decode = ["decode", str(corpus / "hg"), "-w", str(weights), "--out", str(best), "--out-format", "text", "-q"]
+    assert main(decode) == 0
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["bleu", "--hyp", str(best), "--refs", str(corpus / "ref"), "--tokenize", "none", "--json"]) == 0
+    return json.loads(printed.getvalue())["score"] / 100
+
+
+@pytest.fixture(scope="module")
+def start_bleu(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> float:
+    """The start weights' BLEU on the bench corpus (:func:`_bleu`)."""
+    return _bleu(bench, bench / "dense", tmp_path_factory.mktemp("start"))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_mert_interrupted_in_its_line_searches_keeps_its_best_weights(bench, tmp_path, signum):
+def test_mert_interrupted_in_its_line_searches_keeps_its_best_weights(bench, start_bleu, tmp_path, signum):
     """The issue's case: MERT on forests, signalled between line searches (which run compiled, on threads):
     exit 130/143, one line, no traceback, and OUT.interrupted holds weights that decode to the BLEU the line
     names, at least the start weights'."""
@@ -248,7 +258,7 @@ def test_mert_interrupted_in_its_line_searches_keeps_its_best_weights(bench, tmp
     reported = float(messages[0].split("(BLEU ")[1].split(")")[0]) / 100
     after = _bleu(bench, saved, tmp_path)
     assert after == pytest.approx(reported, abs=0.00005)  # the line's score is the written weights' on the inputs
-    assert after >= _bleu(bench, bench / "dense", tmp_path)
+    assert after >= start_bleu
 
 
 @pytest.mark.slow
@@ -277,27 +287,25 @@ def _forests(shared: Path) -> tuple[list[str], str]:
     return files, str(forests / "lo_test.ref.0")
 
 
-def test_oracle_beyond_its_budget_writes_the_finished_sentences_and_names_the_others(shared, tmp_path):
+def test_oracle_beyond_its_budget_writes_the_finished_sentences_and_names_the_others(shared, tmp_path, capsys):
     """Sentence 1 passes --max-expansions, sentence 0 does not: exit 1 (not the usage error 2), sentence 0's
     exact oracle written (the one a budget that lets it finish finds), an empty line for sentence 1, and the
-    error line names sentence 1."""
+    error line names sentence 1. (In process: no signal is involved.)"""
     files, refs = _forests(shared)
     out = tmp_path / "oracles.txt"
-    done = subprocess.run(_hypertune("oracle", *files, "--refs", refs, "--method", "exact", "--max-expansions", "50",
-                                     "--out", str(out)), capture_output=True, text=True, cwd=REPO)  # fmt: skip
-    assert done.returncode == 1, done.stderr
-    error = done.stderr.strip().splitlines()
-    assert len(error) == 1 and "Traceback" not in done.stderr
+    code = main(["oracle", *files, "--refs", refs, "--method", "exact", "--max-expansions", "50", "--out", str(out)])
+    stderr = capsys.readouterr().err
+    assert code == 1, stderr
+    error = stderr.strip().splitlines()
+    assert len(error) == 1 and "Traceback" not in stderr
     assert error[0].startswith("hypertune oracle: error: sentence 1: the exact oracle's branch and bound passed 50 ")
     assert error[0].endswith(f"the finished sentences' oracles (1 of 2) are written to {out}, an empty line for each "
                              "unfinished one")  # fmt: skip
-    alone = subprocess.run(_hypertune("oracle", files[0], "--refs", refs, "--method", "exact", "--json"),
-                           capture_output=True, text=True, cwd=REPO)  # fmt: skip
-    assert alone.returncode == 0, alone.stderr
-    assert out.read_text() == json.loads(alone.stdout)["sentences"][0]["text"] + "\n\n"
-    payload = subprocess.run(_hypertune("oracle", *files, "--refs", refs, "--method", "exact", "--max-expansions",
-                                        "50", "--json"), capture_output=True, text=True, cwd=REPO)  # fmt: skip
-    found = json.loads(payload.stdout)
+    assert main(["oracle", files[0], "--refs", refs, "--method", "exact", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert out.read_text() == alone["sentences"][0]["text"] + "\n\n"
+    assert main(["oracle", *files, "--refs", refs, "--method", "exact", "--max-expansions", "50", "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)
     assert [s["id"] for s in found["sentences"]] == [0] and [u["id"] for u in found["unfinished"]] == [1]
 
 

@@ -167,8 +167,9 @@ def sentence_directory(folder: Path) -> tuple[str, str, Weights]:
     for i in range(9):
         g = random_hypergraph(200 + 40 * i, lattice=True, num_features=5, vocabulary_size=30, seed=20 + i)
         names = [f"F{(j + 2 * i + 1) % 5}" for j in range(5)]  # column j is named F{(j + 2i + 1) mod 5}
-        g = Hypergraph(g.num_nodes, g.head, g.tail_offsets, g.tails, g.features, g.target_offsets, g.target,
-                       FeatureSpace(names), g.vocabulary)  # fmt: skip
+        g = Hypergraph(num_nodes=g.num_nodes, head=g.head, tail_offsets=g.tail_offsets, tails=g.tails,
+                       features=g.features, target_offsets=g.target_offsets, target=g.target,
+                       feature_space=FeatureSpace(names), vocabulary=g.vocabulary)  # fmt: skip
         graphs.append(g)
         w = Weights({name: float(target[j]) for j, name in enumerate(names)})
         refs.append(algorithms.viterbi(g, w).text)

@@ -1,4 +1,4 @@
-"""Every ```python block in docs/ runs, and every tutorial in docs/tutorial runs as printed.
+"""Every ```python block in docs/ and CONTRIBUTING.md runs, and every tutorial in docs/tutorial runs as printed.
 
 One rule for all pages: a page's ```python blocks run in order in one namespace (a later block may use what
 an earlier one defined, as a reader who pastes them in order would), from the repository root, and what a
@@ -24,8 +24,10 @@ from support.paths import REPO
 from hypertune.cli import main
 
 TUTORIALS = sorted(p for p in (REPO / "docs" / "tutorial").glob("*.md") if p.name != "README.md")
-#: The reference pages of docs/ that hold Python code.
-PAGES = sorted(p for p in (REPO / "docs").glob("*.md") if "```python" in p.read_text(encoding="utf-8"))
+#: The reference pages of docs/, and CONTRIBUTING.md (its recipes), that hold Python code.
+PAGES = sorted(
+    p for p in [*(REPO / "docs").glob("*.md"), REPO / "CONTRIBUTING.md"] if "```python" in p.read_text(encoding="utf-8")
+)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 
@@ -67,7 +69,7 @@ def run_page(path: Path, tutorial: bool) -> None:
         if language == "python":
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                exec(compile(body, f"{path.name} block {i}", "exec"), namespace)  # noqa: S102 - the page's own code
+                exec(compile(body, f"{path.name} block {i}", "exec"), namespace)  # the page's own code
             following = found[i + 1] if i + 1 < len(found) else ("", "")
             printed = out.getvalue()
             if following[0] == "text":

@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.strategies import hypergraphs, weights
 
@@ -210,6 +210,7 @@ def test_user_defined_semirings_run_through_the_engine(hg, w):
     assert A.outside(hg, MaxTimes(), list(np.exp(scores)))[hg.goal] == 1.0
 
 
+@settings(max_examples=25)  # 2,000 draws per example, by the generic sampler
 @given(hypergraphs(max_nodes=4, max_derivations=30), weights)
 def test_sampling_follows_the_distribution_and_the_seed(hg, w):
     derivations, scores = enumerated(hg, w)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from support.strategies import hypergraphs
 
@@ -12,7 +15,17 @@ from hypertune import algorithms as A
 from hypertune.algorithms import count_derivations, describe_graph
 from hypertune.errors import GraphError
 from hypertune.generate import random_hypergraph, random_kbest
-from hypertune.hypergraph import Hypergraph, HypergraphBuilder, from_kbest, from_networkx, trim, union
+from hypertune.hypergraph import (
+    Hypergraph,
+    HypergraphBuilder,
+    KbestLists,
+    from_kbest,
+    from_networkx,
+    kbest_lattices,
+    trim,
+    union,
+)
+from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
 
 
@@ -80,15 +93,15 @@ def test_validation_errors_are_clear():
     hg = small_forest()
     with pytest.raises(GraphError, match="not before its head"):
         Hypergraph(
-            hg.num_nodes,
-            hg.head,
-            hg.tail_offsets,
-            hg.tails[::-1],
-            hg.features,
-            hg.target_offsets,
-            hg.target,
-            hg.feature_space,
-            hg.vocabulary,
+            num_nodes=hg.num_nodes,
+            head=hg.head,
+            tail_offsets=hg.tail_offsets,
+            tails=hg.tails[::-1],
+            features=hg.features,
+            target_offsets=hg.target_offsets,
+            target=hg.target,
+            feature_space=hg.feature_space,
+            vocabulary=hg.vocabulary,
         )
     with pytest.raises(GraphError, match="uses the goal"):
         b = HypergraphBuilder()
@@ -188,6 +201,137 @@ def test_version_1_caches_keep_their_annotations(tmp_path):
             v1.writestr(item, data)
     (back,) = cache.read(str(tmp_path / "v1.htc"), b.feature_space, b.vocabulary)
     assert back.sentence_id == 4 and back.source_covered.tolist() == [0, 3] and back.metadata == {"slf": {"x": "y"}}
+
+
+def test_the_constructor_takes_keywords_only():
+    hg = small_forest()
+    parts = (hg.num_nodes, hg.head, hg.tail_offsets, hg.tails, hg.features, hg.target_offsets, hg.target,
+             hg.feature_space, hg.vocabulary)  # fmt: skip
+    with pytest.raises(TypeError, match="positional"):
+        Hypergraph(*parts)
+
+
+#: The value of every field of the graph that ``_annotated_builder`` makes (worked by hand). Nodes were added
+#: S, A, C, U and edges e0 = S <- A C "[2] [1]", e1 = A "a", e2 = C "c d", e3 = U "u"; building orders the
+#: nodes A, C, U, S (Kahn's algorithm, goal last) and the edges e1, e2, e3, e0 (grouped by head).
+BUILT = {
+    "num_nodes": 4,
+    "head": [0, 1, 2, 3],
+    "tail_offsets": [0, 0, 0, 0, 2],
+    "tails": [0, 1],
+    "features": [[0, 2, 0], [-1, 0.5, 0], [0, 0, 3], [1, 0, 0]],  # columns x, y, z
+    "target_offsets": [0, 1, 3, 4, 6],
+    "target": [0, 1, 2, 3, -2, -1],  # words a, c, d, u
+    "feature_space": ["x", "y", "z"],
+    "vocabulary": ["a", "c", "d", "u"],
+    "node_labels": ["A", "C", "U", "S"],
+    "metadata": {"m": 1},
+    "sentence_id": 7,
+    "source_covered": [1, 2, 5, 3],
+    "edge_stats": [[1, 0], [2, 2], [9, 9], [0, 1]],
+    "node_offsets": [0, 1, 2, 3, 4],
+}
+#: The same graph without U, which is on no derivation of the goal.
+TRIMMED = {
+    **BUILT,
+    "num_nodes": 3,
+    "head": [0, 1, 2],
+    "tail_offsets": [0, 0, 0, 2],
+    "features": [[0, 2, 0], [-1, 0.5, 0], [1, 0, 0]],
+    "target_offsets": [0, 1, 3, 5],
+    "target": [0, 1, 2, -2, -1],
+    "node_labels": ["A", "C", "S"],
+    "source_covered": [1, 2, 3],
+    "edge_stats": [[1, 0], [2, 2], [0, 1]],
+    "node_offsets": [0, 1, 2, 3],
+}
+
+
+def _annotated_builder() -> HypergraphBuilder:
+    b = HypergraphBuilder()
+    s, a, c, u = b.add_node("S"), b.add_node("A"), b.add_node("C"), b.add_node("U")
+    b.add_edge(s, [a, c], {"x": 1.0}, "[2] [1]")
+    b.add_edge(a, [], {"y": 2.0}, "a")
+    b.add_edge(c, [], {"x": -1.0, "y": 0.5}, "c d")
+    b.add_edge(u, [], {"z": 3.0}, "u")
+    return b
+
+
+def assert_fields(hg: Hypergraph, expected: dict) -> None:
+    """Every field of ``hg`` has the expected value, and ``expected`` names every field the class has: a field
+    added to :class:`Hypergraph` fails here until each way of making a graph is shown to carry it."""
+    assert set(expected) == {f.name for f in dataclasses.fields(Hypergraph)}
+    for name, want in expected.items():
+        value = getattr(hg, name)
+        if isinstance(value, np.ndarray):
+            assert value.tolist() == want, name
+            assert value.dtype == (np.float64 if name == "edge_stats" else np.int64), name
+        elif sp.issparse(value):
+            assert value.format == "csr" and value.has_canonical_format and value.dtype == np.float64, name
+            assert value.toarray().tolist() == want, name
+        elif name in ("feature_space", "vocabulary"):
+            assert list(value.names) == want, name
+        else:
+            assert value == want, name
+
+
+def test_every_field_survives_the_builder_and_trimming():
+    b = _annotated_builder()
+    annotations = {"sentence_id": 7, "source_covered": [3, 1, 2, 5], "edge_stats": [[0, 1], [1, 0], [2, 2], [9, 9]]}
+    built = b.build(0, metadata={"m": 1}, **annotations)
+    assert_fields(built, BUILT)
+    assert_fields(b.build(0, trim_graph=True, metadata={"m": 1}, **annotations), TRIMMED)
+    assert_fields(trim(built), TRIMMED)
+    doubled = [[0, 4, 0], [-2, 1, 0], [0, 0, 6], [2, 0, 0]]
+    assert_fields(built.with_features(built.features * 2), {**BUILT, "features": doubled})
+    # the fast path: nodes and edges already in order, target sides already encoded
+    fast = HypergraphBuilder(built.feature_space, built.vocabulary)
+    word = built.vocabulary.index
+    fast.add_encoded_edge(0, (), [("y", 2.0)], [word("a")])
+    fast.add_encoded_edge(1, (), [("x", -1.0), ("y", 0.5)], [word("c"), word("d")])
+    fast.add_encoded_edge(2, [0, 1], [("x", 1.0)], [-2, -1])
+    in_order = fast.build_in_order(3, labels=["A", "C", "S"], metadata={"m": 1}, sentence_id=7,
+                                   source_covered=[1, 2, 3], edge_stats=[[1, 0], [2, 2], [0, 1]])  # fmt: skip
+    assert_fields(in_order, TRIMMED)
+
+
+def test_every_field_survives_the_checked_path_and_packing():
+    space, vocabulary = FeatureSpace(["f", "g"]), Vocabulary(["w0", "w1", "w2"])
+    lists = KbestLists(
+        list_offsets=np.array([0, 2, 3]),
+        words=np.array([0, 1, 2]),
+        word_offsets=np.array([0, 2, 2, 3]),
+        features=sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0]])),
+    )
+    stats = np.array([[1, 1], [2, 2], [3, 3]])
+    first, second = kbest_lattices(lists, space, vocabulary, widths=np.array([2, 1]), sentence_ids=[4, None],
+                                   metadata=[{"k": 1}, {}], hypothesis_stats=stats)  # fmt: skip
+    kbest = {"feature_space": ["f", "g"], "vocabulary": ["w0", "w1", "w2"], "node_labels": None, "source_covered": None}
+    assert_fields(first, {**kbest, "num_nodes": 2, "head": [0, 1, 1], "tail_offsets": [0, 0, 1, 2], "tails": [0, 0],
+                          "features": [[0, 0], [1, 0], [0, 2]], "target_offsets": [0, 0, 3, 4],
+                          "target": [-1, 0, 1, -1],
+                          "metadata": {"k": 1}, "sentence_id": 4, "edge_stats": [[0, 0], [1, 1], [2, 2]],
+                          "node_offsets": [0, 1, 3]})  # fmt: skip
+    assert_fields(second, {**kbest, "num_nodes": 2, "head": [0, 1], "tail_offsets": [0, 0, 1], "tails": [0],
+                           "features": [[0], [3]], "target_offsets": [0, 0, 2], "target": [-1, 2], "metadata": {},
+                           "sentence_id": None, "edge_stats": [[0, 0], [3, 3]], "node_offsets": [0, 1, 2]})  # fmt: skip
+    hg = _annotated_builder().build(0, trim_graph=True, metadata={"m": 1}, sentence_id=7, source_covered=[3, 1, 2, 5],
+                                    edge_stats=[[0, 1], [1, 0], [2, 2], [9, 9]])  # fmt: skip
+    assert_fields(union([hg, hg], sentence_id=9), {
+        **TRIMMED,
+        "num_nodes": 7,
+        "head": [0, 1, 2, 3, 4, 5, 6, 6],
+        "tail_offsets": [0, 0, 0, 2, 2, 2, 4, 5, 6],
+        "tails": [0, 1, 3, 4, 2, 5],
+        "features": TRIMMED["features"] * 2 + [[0, 0, 0]] * 2,
+        "target_offsets": [0, 1, 3, 5, 6, 8, 10, 11, 12],
+        "target": [0, 1, 2, -2, -1, 0, 1, 2, -2, -1, -1, -1],
+        "node_labels": None,
+        "sentence_id": 9,
+        "source_covered": [1, 2, 3, 1, 2, 3, 0, 0],
+        "edge_stats": [[1, 0], [2, 2], [0, 1], [1, 0], [2, 2], [0, 1], [0, 0], [0, 0]],
+        "node_offsets": [0, 1, 2, 3, 4, 5, 6, 8],
+    })  # fmt: skip
 
 
 @given(hypergraphs())

@@ -237,7 +237,7 @@ def test_equal_hashes_are_told_apart_by_their_rows():
     for row in [*rows, *rows]:
         scratch.row[:] = row
         ids.append(intersect._intern(out, scratch, 12345, 0, 0, 1000))  # the same hash for all
-    assert ids == [0, 1, 2, 0, 1, 2] and out.count[0] == 3
+    assert ids == [0, 1, 2, 0, 1, 2] and out.counts[0] == 3
     keys = np.asarray([[5, 6, -1], [6, 5, -1], [5, -1, -1]], np.int64)
     slots, hashes = np.full(16, -1, np.int64), np.zeros(3, np.int64)
     for i in range(3):

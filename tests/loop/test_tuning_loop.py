@@ -95,21 +95,28 @@ def test_no_new_candidates_stops(corpus, tmp_path, capsys):
     assert [h["candidates_added"] for h in result["history"]] == [1000, 0]
 
 
-def _kill_when(argv: list[str], workdir: Path, moment: str | float) -> None:
-    """Start ``hypertune tune`` and kill -9 it when ``moment`` (a path under the work directory) appears, or
-    ``moment`` seconds after it starts."""
+def _kill_when(runs: list[tuple[list[str], Path, str | float]]) -> None:
+    """Start ``hypertune tune ARGV`` for every run at once and kill -9 each when its ``moment`` (a path under its
+    work directory) appears, or ``moment`` seconds after they start (or when it ends by itself)."""
     env = {**os.environ, "DECODER_PAUSE": "0.3"}
-    process = subprocess.Popen([sys.executable, "-m", "hypertune", *argv], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    live = [
+        (subprocess.Popen([sys.executable, "-m", "hypertune", *argv], **quiet), workdir, moment)
+        for argv, workdir, moment in runs
+    ]
     started = time.monotonic()
-    while process.poll() is None:
-        if isinstance(moment, float) and time.monotonic() - started >= moment:
-            break
-        if isinstance(moment, str) and list(workdir.glob(moment)):
-            break
+    while live:
+        for run in list(live):
+            process, workdir, moment = run
+            if (
+                process.poll() is not None
+                or (isinstance(moment, float) and time.monotonic() - started >= moment)
+                or (isinstance(moment, str) and list(workdir.glob(moment)))
+            ):
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                live.remove(run)
         time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
 
 
 @pytest.mark.slow
@@ -124,9 +131,9 @@ def test_kill_then_resume_ends_with_identical_weights(corpus, tmp_path, capsys):
                                   "iteration-002/tuner.json", "iteration-003/weights", "state.json"]  # fmt: skip
     rng = random.Random(5)
     moments += [round(rng.uniform(1.0, 4.0), 2) for _ in range(2)]
-    for n, moment in enumerate(moments):
-        workdir = tmp_path / f"killed-{n}"
-        _kill_when(tune_args(corpus, workdir), workdir, moment)
+    workdirs = [tmp_path / f"killed-{n}" for n in range(len(moments))]
+    _kill_when([(tune_args(corpus, w), w, moment) for w, moment in zip(workdirs, moments, strict=True)])
+    for workdir, moment in zip(workdirs, moments, strict=True):
         assert not fcntl_locked(workdir / "lock")  # the killed run's lock went with it
         argv = (
             tune_args(corpus, workdir, "--resume") if (workdir / "config.json").exists() else tune_args(corpus, workdir)

@@ -1,4 +1,4 @@
-"""docs/architecture.md's recipe for a gain, followed: a toy gain (tests/support/toy_gain.py: its function, one registry
+"""CONTRIBUTING.md's recipe for a gain, followed: a toy gain (tests/support/toy_gain.py: its function, one registry
 line, its name in ``choices.GAINS``) runs as ``hypertune hope-fear --gain toy`` and ``hypertune mira --gain toy``
 on an n-best list and as ``hypertune tune --tuner mira --gain toy``; lattices and forests refuse it in one line,
 as it has no compiled kernel. Expected hopes and fears: the n-best file's lines scored by hand (model score and

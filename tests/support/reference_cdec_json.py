@@ -1,202 +1,219 @@
-"""Today's cdec JSON reader as it was before the compiled scan (hypertune 2026-11-23, formats/cdec_json.py:
-Python's json module with ordered pairs, the graph built in Python), kept as the reference the compiled reader
-must equal graph for graph and error for error. Only reading is kept."""
+"""A reader of cdec's JSON forests written from the format alone, for the tests of the package's compiled one
+(``tests/formats/test_cdec_json_reference.py``). It shares no code with ``hypertune.formats``: Python's
+``json`` module decodes each object, and the graph is built in plain Python, one object member after another,
+as docs/formats.md describes the format:
+
+- a file holds JSON objects one after another (whitespace between them; a stray ``"`` after the last, as
+  in cdec's own ``hg_test.lattice``, is ignored);
+- an object's members are taken in order: ``"rules"`` (``[id, "[LHS] ||| source ||| target [||| feats]",
+  ...]``) and ``"features"`` (names) replace what came before, ``"edges"`` lists the edges of the next
+  ``"node"``, which names them in ``in_edges`` (their global numbers, in order) and may carry a ``cat``;
+  a node without edges gets an empty axiom edge;
+- an edge ``{"tail": [...], "feats": [name or index, value, ...], "rule": id, text or null}``; ``[k]`` and
+  ``[X,k]`` in a rule's target are its k-th tail; without a rule the target is the tails in order;
+- in an edge or node object the last of a repeated key counts; where a list is expected an object stands for
+  the list of its (key, value) members, which are no ids, names or edges.
+
+Anything else is refused with :class:`Refused` (the tests compare that both readers refuse the same input,
+not the wording). The graphs are held in the package's public :class:`HypergraphBuilder`.
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import re
-from typing import Any
+import sys
+from typing import Any, NamedTuple
 
-from hypertune.errors import InputError
-from hypertune.formats._common import ArrayBuilder, build_located
-from hypertune.formats.io import open_text
-from hypertune.hypergraph import Hypergraph
+from hypertune.errors import GraphError
+from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-_TARGET_VARIABLE = re.compile(r"^\[(?:[^\],\s]+,)?(\d+)\]$")
+VARIABLE = re.compile(r"\[(?:[^\],\s]+,)?(\d+)\]")  # [k] or [X,k]; \d: any Unicode decimal digit, as int() reads
 
 
-class _Pairs(list):
-    """A JSON object kept as its ordered list of (key, value) pairs."""
+class Refused(Exception):
+    """The input is not a cdec JSON forest."""
 
 
-def _decoder() -> json.JSONDecoder:
-    return json.JSONDecoder(object_pairs_hook=_Pairs)
+class Obj(NamedTuple):
+    """A JSON object: its members in order."""
+
+    members: list[tuple[str, Any]]
 
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    with open_text(path) as handle:
-        try:
-            text = handle.read()
-        except UnicodeDecodeError as error:
-            raise InputError(f"not UTF-8 text ({error.reason})", path) from None
-    return read_text(text, path, feature_space, vocabulary)
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise Refused("not UTF-8") from error
+    return read_text(text.replace("\r\n", "\n").replace("\r", "\n"), feature_space, vocabulary)
 
 
-def read_text(text: str, path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    decoder = _decoder()
+def read_text(text: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+    decoder = json.JSONDecoder(object_pairs_hook=Obj)
     graphs = []
     position = 0
-    whitespace = re.compile(r"\s*")
     while True:
-        position = whitespace.match(text, position).end()
-        if position >= len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position == len(text) or (graphs and text[position:].strip() == '"'):
             break
-        line = text.count("\n", 0, position) + 1
         if text[position] != "{":
-            # cdec's own hg_test.lattice ends with a stray quote after the object; cdec stops reading at the
-            # end of the object, so a lone trailing quote is tolerated. Anything else is an error.
-            if graphs and text[position:].strip() == '"':
-                break
-            raise InputError(f"expected a JSON object ('{{'), got {text[position : position + 20]!r}", path, line)
+            raise Refused("not an object")
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 10_000))  # json recurses into nested arrays and objects
         try:
             obj, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as error:
-            raise InputError(f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno) from None
-        try:
-            graphs.append(graph_from_pairs(obj, feature_space, vocabulary, path))
-        except InputError as error:
-            raise InputError(f"graph {len(graphs)}: {error.reason}", path, line) from None
+        except ValueError as error:  # not JSON, or an integer int() does not read
+            raise Refused(str(error)) from error
+        finally:
+            sys.setrecursionlimit(limit)
+        graphs.append(_graph(obj, feature_space, vocabulary))
     if not graphs:
-        raise InputError("no graph in the file (expected a cdec JSON object)", path, text.count("\n") + 1)
+        raise Refused("no graph")
     return graphs
 
 
-def _rule_target(rule: str, where: str) -> tuple[str, list[str]]:
-    fields = [f.strip() for f in rule.split("|||")]
-    if len(fields) < 3:
-        raise InputError(f"{where}: expected a rule '[LHS] ||| source ||| target [||| features]', got {rule!r}")
-    return fields[0], fields[2].split()
+def _items(value: Any) -> list[Any] | None:
+    """A JSON list's items, an object's members, or None for anything else."""
+    if isinstance(value, list):
+        return value
+    return list(value.members) if isinstance(value, Obj) else None
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: expected a number, got {value!r}")
-    value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise InputError(f"{where}: feature values must be finite")
-    return value
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def graph_from_pairs(
-    obj: Any, feature_space: FeatureSpace, vocabulary: Vocabulary, path: str = "<cdec json>"
-) -> Hypergraph:
-    """One graph from a JSON object parsed with ordered pairs (see :func:`read_text`)."""
-    if not isinstance(obj, _Pairs):
-        raise InputError("expected a JSON object")
-    rules: dict[int, tuple[str, list[str]]] = {}
-    names: list[str] | None = None
-    builder = ArrayBuilder(feature_space, vocabulary)
-    labels: list[str] = []
-    pending: list[Any] = []
-    next_edge = 0  # cdec's global edge id
-    axioms = 0
-    node = 0
-    for key, value in obj:
-        if key == "rules":
-            if not isinstance(value, list) or len(value) % 2:
-                raise InputError('"rules" must be a flat list [id, rule, id, rule, ...]')
-            for i in range(0, len(value), 2):
-                rid, rule = value[i], value[i + 1]
-                if isinstance(rid, bool) or not isinstance(rid, int) or not isinstance(rule, str):
-                    raise InputError(f'"rules" item {i // 2}: expected an integer id and a rule string')
-                rules[rid] = _rule_target(rule, f"rule {rid}")
-        elif key == "features":
-            if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
-                raise InputError('"features" must be a list of feature names')
-            names = value
-        elif key == "edges":
-            if not isinstance(value, list):
-                raise InputError(f'node {node}: "edges" must be a list')
-            if pending:
-                raise InputError(f'node {node}: two "edges" entries without a "node" entry between them')
-            pending = value
-            if not value:
-                pending = []
-        elif key == "node":
-            if not isinstance(value, _Pairs):
-                raise InputError(f'node {node}: "node" must be an object')
-            info = dict(value)
-            in_edges = info.get("in_edges", [])
-            expected = list(range(next_edge, next_edge + len(pending)))
-            if in_edges != expected:
-                raise InputError(
-                    f"node {node}: in_edges {in_edges} do not match the {len(pending)} edges listed before it "
-                    f"(expected {expected})"
-                )
-            if not pending:
-                builder.add_edge(node, (), (), ())
-                axioms += 1
-            for edge in pending:
-                _add_edge(builder, edge, node, next_edge, rules, names, vocabulary)
-                next_edge += 1
-            pending = []
-            cat = info.get("cat")
-            labels.append(cat if isinstance(cat, str) else "")
-            node += 1
-    if pending:
-        raise InputError(f'{len(pending)} edges after the last node (expected a "node" entry)')
-    if node == 0:
-        raise InputError('no nodes (expected "edges" and "node" entries)')
-    metadata = {"axioms_added": axioms} if axioms else {}
-    return build_located(builder, node, path, labels=labels if any(labels) else None, metadata=metadata)
+def _target_words(rule: Any) -> list[str]:
+    if not isinstance(rule, str) or rule.count("|||") < 2:
+        raise Refused("not a rule")
+    return rule.split("|||")[2].split()
 
 
-def _add_edge(
-    builder: ArrayBuilder,
-    edge: Any,
-    head: int,
-    number: int,
-    rules: dict[int, tuple[str, list[str]]],
-    names: list[str] | None,
-    vocabulary: Vocabulary,
-) -> None:
-    where = f"edge {number} (node {head})"
-    if not isinstance(edge, _Pairs):
-        raise InputError(f"{where}: expected an object")
-    info = dict(edge)
-    tails = info.get("tail", [])
-    if not isinstance(tails, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in tails):
-        raise InputError(f'{where}: "tail" must be a list of node ids')
-    for t in tails:
-        if not 0 <= t < head:
-            raise InputError(f"{where}: unknown tail id {t} (tails must be earlier nodes 0..{head - 1})")
-    feats = info.get("feats", [])
-    if not isinstance(feats, list) or len(feats) % 2:
-        raise InputError(f'{where}: "feats" must be a flat list [feature, value, ...]')
-    features = []
-    for i in range(0, len(feats), 2):
-        fid = feats[i]
-        if isinstance(fid, str):
-            name = fid
-        elif isinstance(fid, int) and not isinstance(fid, bool):
-            if names is None or not 0 <= fid < len(names):
-                known = 0 if names is None else len(names)
-                raise InputError(f'{where}: feature id {fid} is not in the "features" list ({known} names)')
-            name = names[fid]
+class _Forest:
+    """One object read member by member into a builder."""
+
+    def __init__(self, feature_space: FeatureSpace, vocabulary: Vocabulary) -> None:
+        self.builder = HypergraphBuilder(feature_space, vocabulary)
+        self.rules: dict[int, list[str]] = {}
+        self.names: list[str] | None = None
+        self.pending: list[Any] = []
+        self.edges_so_far = 0  # cdec's global edge numbers
+        self.axioms = 0
+
+    def rules_member(self, value: Any) -> None:
+        items = _items(value)
+        if items is None or len(items) % 2:
+            raise Refused("rules")
+        for rid, rule in zip(items[::2], items[1::2], strict=True):
+            if not _is_int(rid):
+                raise Refused("rule id")
+            self.rules[rid] = _target_words(rule)
+
+    def features_member(self, value: Any) -> None:
+        items = _items(value)
+        if items is None or not all(isinstance(name, str) for name in items):
+            raise Refused("features")
+        self.names = items
+
+    def edges_member(self, value: Any) -> None:
+        items = _items(value)
+        if items is None or self.pending:
+            raise Refused("edges")
+        self.pending = items
+
+    def node_member(self, value: Any) -> None:
+        if not isinstance(value, Obj):
+            raise Refused("node")
+        fields = dict(value.members)
+        numbers = list(range(self.edges_so_far, self.edges_so_far + len(self.pending)))
+        if _items(fields.get("in_edges", [])) != numbers:
+            raise Refused("in_edges")
+        cat = fields.get("cat")
+        node = self.builder.add_node(cat if isinstance(cat, str) else None)
+        if not self.pending:
+            self.builder.add_edge(node)
+            self.axioms += 1
+        for edge in self.pending:
+            self.edge(edge, node)
+        self.edges_so_far += len(self.pending)
+        self.pending = []
+
+    def edge(self, edge: Any, node: int) -> None:
+        if not isinstance(edge, Obj):
+            raise Refused("edge")
+        fields = dict(edge.members)
+        tails = _items(fields.get("tail", []))
+        if tails is None or not all(_is_int(t) and 0 <= t < node for t in tails):
+            raise Refused("tail")
+        features = self.features(_items(fields.get("feats", [])))
+        rule = fields.get("rule")
+        if rule is None:
+            words: list[str] = []
+            target: list[str | int] | None = None
         else:
-            raise InputError(f"{where}: expected a feature id or name, got {fid!r}")
-        features.append((name, _number(feats[i + 1], f"{where} feature {name}")))
-    rule = info.get("rule")
-    if rule is None:
-        tokens = [-(i + 1) for i in range(len(tails))]
-    else:
-        if isinstance(rule, str):
-            target = _rule_target(rule, where)[1]
-        elif isinstance(rule, int) and not isinstance(rule, bool) and rule in rules:
-            target = rules[rule][1]
-        else:
-            raise InputError(f"{where}: unknown rule {rule!r}")
-        tokens = []
-        index = vocabulary.index
-        for word in target:
-            match = _TARGET_VARIABLE.match(word)
-            if match:
-                k = int(match.group(1))
-                if not 1 <= k <= len(tails):
-                    raise InputError(f"{where}: target refers to tail [{k}] of an edge with {len(tails)} tails")
-                tokens.append(-k)
-            else:
-                tokens.append(index(word))
-    builder.add_edge(head, tails, features, tokens)
+            words = _target_words(rule) if isinstance(rule, str) else self.rules.get(rule) if _is_int(rule) else None
+            if words is None:
+                raise Refused("unknown rule")
+            target = [self.token(word, len(tails)) for word in words]
+        self.builder.add_edge(node, tails, features, target)
+
+    def features(self, feats: list[Any] | None) -> list[tuple[str, float]]:
+        if feats is None or len(feats) % 2:
+            raise Refused("feats")
+        features = []
+        for key, value in zip(feats[::2], feats[1::2], strict=True):
+            if _is_int(key) and self.names is not None and 0 <= key < len(self.names):
+                key = self.names[key]
+            if not isinstance(key, str) or not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise Refused("feature")
+            try:
+                number = float(value)
+            except OverflowError as error:
+                raise Refused("feature value") from error
+            if not math.isfinite(number):
+                raise Refused("feature value")
+            features.append((key, number))
+        return features
+
+    @staticmethod
+    def token(word: str, arity: int) -> str | int:
+        """A target word, or the 0-based tail a variable ``[k]`` names."""
+        match = VARIABLE.fullmatch(word)
+        if match is None:
+            return word
+        try:
+            k = int(match.group(1))
+        except ValueError as error:  # more digits than int() reads
+            raise Refused("variable") from error
+        if not 1 <= k <= arity:
+            raise Refused("variable")
+        return k - 1
+
+
+def _graph(obj: Obj, feature_space: FeatureSpace, vocabulary: Vocabulary) -> Hypergraph:
+    forest = _Forest(feature_space, vocabulary)
+    readers = {
+        "rules": forest.rules_member,
+        "features": forest.features_member,
+        "edges": forest.edges_member,
+        "node": forest.node_member,
+    }
+    for key, value in obj.members:
+        if key in readers:
+            readers[key](value)
+    if forest.pending or forest.builder.num_nodes == 0:
+        raise Refused("edges without a node, or no node")
+    metadata = {"axioms_added": forest.axioms} if forest.axioms else {}
+    try:
+        return forest.builder.build_in_order(metadata=metadata)
+    except GraphError as error:
+        raise Refused(str(error)) from error

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -173,9 +174,8 @@ def intersect_ngrams(
     goal_states = states[hg.goal]
     if len(goal_states) != 1:  # pragma: no cover - the goal never needs a side, so it has one state
         raise GraphError("internal error: the goal node split into several states")
-    return _assemble(
-        hg, order, heads, tail_lists, edge_origin, node_origin, node_left, node_right, gram_rows, gram_counts
-    )
+    found = _Split(heads, tail_lists, edge_origin, node_origin, node_left, node_right, gram_rows, gram_counts)
+    return _assemble(hg, order, found)
 
 
 def _created_grams(sequence: list[tuple[int | None, int]], order: int) -> list[tuple[int, ...]]:
@@ -218,18 +218,23 @@ def _state(
     return left, right, False
 
 
-def _assemble(
-    hg: Hypergraph,
-    order: int,
-    heads: list[int],
-    tail_lists: list[list[int]],
-    edge_origin: list[int],
-    node_origin: list[int],
-    node_left: list,
-    node_right: list,
-    gram_rows: list[tuple[int, ...]],
-    gram_counts: list[int],
-) -> NgramIntersection:
+class _Split(NamedTuple):
+    """The split graph as :func:`intersect_ngrams` builds it: per split edge its head, tails, original edge,
+    and the n-grams it creates (``gram_counts[i]`` rows of ``gram_rows``); per split node its original node
+    and boundary words."""
+
+    heads: list[int]
+    tail_lists: list[list[int]]
+    edge_origin: list[int]
+    node_origin: list[int]
+    node_left: list[tuple[int, ...] | None]
+    node_right: list[tuple[int, ...] | None]
+    gram_rows: list[tuple[int, ...]]
+    gram_counts: list[int]
+
+
+def _assemble(hg: Hypergraph, order: int, found: _Split) -> NgramIntersection:
+    heads, tail_lists, edge_origin, node_origin, node_left, node_right, gram_rows, gram_counts = found
     origin = np.asarray(edge_origin, dtype=np.int64)
     head = np.asarray(heads, dtype=np.int64)
     sort = np.argsort(head, kind="stable")  # group by head (split nodes are created in topological order)
@@ -247,17 +252,17 @@ def _assemble(
     target_lengths = np.diff(hg.target_offsets)[origin]
     target = np.concatenate([hg.edge_target(int(e)) for e in origin]) if origin.size else np.zeros(0, np.int64)
     graph = Hypergraph(
-        len(node_origin),
-        head[sort],
-        np.concatenate(([0], np.cumsum(arity))),
-        tails,
-        hg.features[origin],
-        np.concatenate(([0], np.cumsum(target_lengths))),
-        target,
-        hg.feature_space,
-        hg.vocabulary,
-        None,
-        dict(hg.metadata),
+        num_nodes=len(node_origin),
+        head=head[sort],
+        tail_offsets=np.concatenate(([0], np.cumsum(arity))),
+        tails=tails,
+        features=hg.features[origin],
+        target_offsets=np.concatenate(([0], np.cumsum(target_lengths))),
+        target=target,
+        feature_space=hg.feature_space,
+        vocabulary=hg.vocabulary,
+        node_labels=None,
+        metadata=dict(hg.metadata),
         **hg.annotations(origin),
     )
     return NgramIntersection(

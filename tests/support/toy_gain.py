@@ -1,4 +1,4 @@
-"""A toy gain written as docs/architecture.md's recipe says (its function, one registry line, its name in
+"""A toy gain written as CONTRIBUTING.md's recipe says (its function, one registry line, its name in
 ``choices.GAINS``), for tests/metrics/test_gain_recipe.py: a hypothesis's clipped unigram precision ``m1 / c1`` (0 when
 empty), scored in Python -- it has no compiled kernel, so it scores k-best lists and refuses lattices and forests."""
 

@@ -1,4 +1,4 @@
-"""A toy tuner written as docs/architecture.md's recipe says (its module, its options, one registry line), for
+"""A toy tuner written as CONTRIBUTING.md's recipe says (its module, its options, one registry line), for
 tests/tuners/test_tuner_recipe.py: random search -- the start weights and ``candidates`` seeded random perturbations of
 them, each scored by the model-best translations' corpus metric, the best kept."""
 

@@ -43,7 +43,7 @@ class TwoShards:
         self.shards = [Shard(k, 2, 2 * k, None) for k in range(2)]  # type: ignore[arg-type]
         self.metric, self.sentences, self.count = Score(higher_is_better), 4, 2
 
-    def map(self, function, *args):  # noqa: ANN001, ANN202 - Shards.map
+    def map(self, function, *args):
         return [function(shard, *args) for shard in self.shards]
 
 

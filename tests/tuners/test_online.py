@@ -3,20 +3,24 @@ their definitions and finite differences, seeds, and the command line."""
 
 from __future__ import annotations
 
+import collections
+import itertools
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import plain_rescoring as plain
 from support.paths import FIXTURES
 
 from hypertune.cli import main
 from hypertune.errors import UsageError
-from hypertune.formats import read_graphs, read_references, read_weights
+from hypertune.formats import read_graphs, read_references
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import TuningSet
 from hypertune.tuners.losses import Candidates, make_loss
@@ -231,15 +235,22 @@ def test_options_that_do_not_fit_are_refused_in_parameter_names():
     ],
 )
 def test_train_command_runs_online_tuners(options, tmp_path, capsys):
+    """The reported BLEU before and after are sacrebleu's of the fixture's n-best lists rescored (without
+    hypertune) under the start and the written weights; the perceptron reaches every oracle (BLEU 1)."""
     out = tmp_path / "w"
     args = ["train", NBEST, "--refs", REFS, "--init", INIT, *options, "--epochs", "3", "--out", str(out), "--json"]
     assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert len(payload["history"]) == 3 and payload["best_epoch"] in (0, 1, 2, 3)  # 0: the start weights kept
-    assert payload["kept_start"] == (payload["best_epoch"] == 0)
-    scores = [payload["bleu_before"]] + [entry["bleu"] for entry in payload["history"]]
-    assert payload["bleu_after"] == pytest.approx(scores[payload["best_epoch"]])
-    assert dict(read_weights(str(out))) == pytest.approx(payload["weights"])
+    lists, references = plain.read_nbest(NBEST), plain.reference_streams(REFS)
+    written = plain.read_weights(out)
+    assert written == pytest.approx(payload["weights"])
+    before = plain.corpus_bleu(plain.model_best(lists, plain.read_weights(INIT)), references)
+    after = plain.corpus_bleu(plain.model_best(lists, written), references)
+    assert payload["bleu_before"] == pytest.approx(before) and payload["bleu_after"] == pytest.approx(after)
+    assert payload["kept_start"] == (payload["best_epoch"] == 0) == (after <= before)
+    if options == ["--loss", "perceptron"]:
+        assert after == pytest.approx(1.0)
     assert math.fsum(abs(v) for v in payload["weights"].values()) == pytest.approx(1.0)
 
 
@@ -250,11 +261,54 @@ def test_train_command_refuses_a_batch_optimizer_for_a_structured_loss(capsys):
     assert "--minibatch: options of the online optimizers" in capsys.readouterr().err
 
 
-def test_online_tuners_search_forests(tmp_path, capsys):
+def toy_forest_derivations() -> list[tuple[str, dict[str, float]]]:
+    """Every derivation of fixtures/toy-forest.json (27) as (words, features), expanded by plain recursion
+    over its JSON (no hypertune)."""
+    edges = json.loads((FIXTURES / "toy-forest.json").read_text())["edges"]
+
+    def derivations(node: int) -> list[tuple[list[str], dict[str, float]]]:
+        out = []
+        for edge in (e for e in edges if e["head"] == node):
+            for children in itertools.product(*(derivations(t) for t in edge["tails"])):
+                words: list[str] = []
+                for token in edge["target"].split():
+                    words += children[int(token[1:-1]) - 1][0] if token.startswith("[") else [token]
+                features = collections.Counter(edge["features"])
+                for _, child in children:
+                    features.update(child)
+                out.append((words, dict(features)))
+        return out
+
+    return [(" ".join(words), features) for words, features in derivations(4)]
+
+
+@pytest.mark.parametrize("optimizer", ["perceptron", "pa"])
+def test_online_tuners_search_forests(optimizer, tmp_path, capsys):
+    """Trained on the toy forest (BLEU up to bigrams: its reference has three words), both tuners end on
+    weights whose best derivation, found by enumerating all 27, is the reference; the perceptron's weights
+    are worked by hand."""
     forest = str(FIXTURES / "toy-forest.json")
     ref = str(FIXTURES / "toy-forest.ref")
     weights = str(FIXTURES / "toy-forest.weights")
-    args = ["train", forest, "--refs", ref, "--init", weights, "--loss", "latent-svm", "--target", "hope"]
-    assert main([*args, "--optimizer", "pa", "--epochs", "2", "--json"]) == 0
+    args = ["train", forest, "--refs", ref, "--init", weights, "--max-order", "2", "--epochs", "2", "--json"]
+    if optimizer == "perceptron":
+        args += ["--loss", "perceptron"]
+    else:
+        args += ["--loss", "latent-svm", "--target", "hope", "--optimizer", "pa", "-C", "10"]
+    assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["bleu_after"] == pytest.approx(payload["history"][payload["best_epoch"] - 1]["bleu"])
+    derivations, reference = [toy_forest_derivations()], [[Path(ref).read_text().strip()]]
+    assert len(derivations[0]) == 27
+    start = plain.read_weights(weights)
+    assert plain.model_best(derivations, start) == ["the cottage"]
+    assert plain.model_best(derivations, payload["weights"]) == ["the small house"]
+    assert payload["bleu_before"] == plain.corpus_bleu(["the cottage"], reference, max_order=2) == 0.0
+    assert payload["bleu_after"] == pytest.approx(plain.corpus_bleu(["the small house"], reference, max_order=2))
+    assert payload["bleu_after"] == pytest.approx(1.0) and not payload["kept_start"]
+    if optimizer == "perceptron":
+        # epoch 1: the model-best "the cottage" (glue 1, tm -1.2, lm -3.6) is not the oracle "the small house"
+        # (glue 2, tm -1.4, lm -4.8): w1 = w0 + (glue +1, tm -0.2, lm -1.2) = (tm .8, lm -.7, glue .8, reorder
+        # -1, drop -2), which makes the oracle best, so epoch 2 makes no update. The average of w0 and w1 is
+        # (.9, -.1, .3, -1, -2), written over its l1 norm 4.3.
+        expected = {"tm": 0.9, "lm": -0.1, "glue": 0.3, "reorder": -1.0, "drop": -2.0}
+        assert payload["weights"] == pytest.approx({k: v / 4.3 for k, v in expected.items()})

@@ -1,4 +1,4 @@
-"""docs/architecture.md's recipe for a tuner, followed: a toy tuner (tests/support/toy_tuner.py: its module, its options,
+"""CONTRIBUTING.md's recipe for a tuner, followed: a toy tuner (tests/support/toy_tuner.py: its module, its options,
 one registry line) runs from the Python API, as ``hypertune toy`` with flags generated from its options, and
 as ``hypertune tune --tuner toy``. Expected values: BLEU by sacrebleu on the model-best hypotheses of the
 n-best list, found here by plain arithmetic on the file's lines."""

@@ -1,0 +1,36 @@
+"""The hypergraph, split by idea: :mod:`~hypertune.hypergraph.structure` (the :class:`Hypergraph` and its
+:class:`Derivation`, checked by the one constructor), :mod:`~hypertune.hypergraph.building` (the one
+builder, k-best lists and networkx lattices as graphs, trimming) and :mod:`~hypertune.hypergraph.packing`
+(several graphs at once: packed corpora, many k-best lists, unions)."""
+
+from hypertune.hypergraph.building import (
+    FeatureInput,
+    HypergraphBuilder,
+    TargetInput,
+    from_kbest,
+    from_networkx,
+    trim,
+    trimmed,
+    useful_edges,
+)
+from hypertune.hypergraph.packing import KbestLists, PackedGraphs, kbest_lattices, union
+from hypertune.hypergraph.structure import ANNOTATIONS, EDGE_ANNOTATIONS, Derivation, Hypergraph
+
+__all__ = [
+    "ANNOTATIONS",
+    "EDGE_ANNOTATIONS",
+    "Derivation",
+    "FeatureInput",
+    "Hypergraph",
+    "HypergraphBuilder",
+    "KbestLists",
+    "PackedGraphs",
+    "TargetInput",
+    "from_kbest",
+    "from_networkx",
+    "kbest_lattices",
+    "trim",
+    "trimmed",
+    "union",
+    "useful_edges",
+]
