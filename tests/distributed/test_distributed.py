@@ -11,13 +11,13 @@ import functools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.dask_cluster import ENV, RealCluster, free_port
 from support.paths import REPO
 
 distributed = pytest.importorskip("distributed")
@@ -40,66 +40,6 @@ from hypertune.weights import Weights  # noqa: E402
 NBEST = str(REPO / "fixtures" / "mert" / "nbest.txt")
 REFS = str(REPO / "fixtures" / "mert" / "ref.")
 INIT = str(REPO / "fixtures" / "mert" / "init.weights")
-DASK = str(Path(sys.executable).with_name("dask"))
-ENV = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def die_with_parent() -> None:
-    """In the child: be killed when the test process dies (Linux), so a killed test run leaves no workers."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-class RealCluster:
-    """``dask scheduler`` and ``workers`` ``dask worker --no-nanny`` processes (a killed worker stays dead)."""
-
-    def __init__(self, workers: int) -> None:
-        self.address = f"tcp://127.0.0.1:{free_port()}"
-        port = self.address.rsplit(":", 1)[1]
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": ENV, "cwd": "/",
-                 "preexec_fn": die_with_parent}  # fmt: skip
-        self.scheduler = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", port,
-                                           "--no-dashboard"], **quiet)  # fmt: skip
-        self.workers = [
-            subprocess.Popen(
-                [
-                    DASK,
-                    "worker",
-                    self.address,
-                    "--nthreads",
-                    "1",
-                    "--no-nanny",
-                    "--no-dashboard",
-                    "--host",
-                    "127.0.0.1",
-                ],
-                **quiet,
-            )  # fmt: skip
-            for _ in range(workers)
-        ]
-        self.client = distributed.Client(self.address, timeout=30)
-        self.client.wait_for_workers(workers, timeout=60)
-
-    def close(self) -> None:
-        self.client.close()
-        for process in [*self.workers, self.scheduler]:
-            if process.poll() is None:
-                process.terminate()
-        for process in [*self.workers, self.scheduler]:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 @pytest.fixture(scope="module")

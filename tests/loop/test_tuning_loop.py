@@ -439,7 +439,7 @@ def test_tune_on_a_cluster_stops_on_a_lost_worker_and_resumes(corpus, tmp_path, 
     loop with the one-line error (the finished steps kept); ``--resume`` on another cluster (a LocalCluster)
     ends with the weights of an uninterrupted single-process run (MERT's sharded result is the unsharded one)."""
     pytest.importorskip("distributed")
-    from test_distributed import RealCluster
+    from support.dask_cluster import RealCluster
 
     code, expected, err = run_tune(tune_args(corpus, tmp_path / "reference"), capsys)
     assert code == 0, err
