@@ -331,14 +331,15 @@ def _features(buf, vs, n, out, names):  # pragma: no cover - compiled
 @_inline
 def _tail_list(buf, vs, n, head, tails, t0):  # pragma: no cover - compiled
     """The ``"tail"`` value at ``buf[vs]`` of an edge of node ``head``, its ids written to ``tails[t0:]``.
-    Returns ``(problem, start, end, arity)``: problem ``TAIL_TYPE`` (not a list of integers; it wins),
-    ``TAIL_ID`` (an id outside ``0 .. head-1``; the first such at ``start, end``) or 0."""
+    Returns ``(problem, start, end, arity, value end)``: problem ``TAIL_TYPE`` (not a list of integers; it
+    wins), ``TAIL_ID`` (an id outside ``0 .. head-1``; the first such at ``start, end``) or 0; the value's
+    end -1 when it is not a list."""
     if buf[vs] == 123:  # the members of an object are no ids
-        return (TAIL_TYPE if count_items(buf, vs, n)[0] else 0), 0, 0, 0
+        return (TAIL_TYPE if count_items(buf, vs, n)[0] else 0), 0, 0, 0, -1
     if buf[vs] != 91:
-        return TAIL_TYPE, 0, 0, 0
+        return TAIL_TYPE, 0, 0, 0, -1
     problem = bad_start = bad_end = arity = 0
-    j = first_item(buf, vs, n)
+    j, ve = open_container(buf, vs, n)
     while j >= 0:
         te = skip(buf, j)
         if problem == TAIL_TYPE:
@@ -351,8 +352,8 @@ def _tail_list(buf, vs, n, head, tails, t0):  # pragma: no cover - compiled
                 problem, bad_start, bad_end = TAIL_ID, j, te
             tails[t0 + arity] = t
             arity += 1
-        j = next_item(buf, te, n)
-    return problem, bad_start, bad_end, arity
+        j, ve = after_item(buf, te, n)
+    return problem, bad_start, bad_end, arity, ve
 
 
 @_inline
@@ -394,20 +395,21 @@ def _feature_value(buf, j, fe):  # pragma: no cover - compiled
 def _feat_list(buf, vs, n, out, names):  # pragma: no cover - compiled
     """The ``"feats"`` value at ``buf[vs]``: its (name, value) pairs written after the features so far, up
     to the first bad pair (values ``float()`` must convert go to ``out.flagged``). Returns ``(problem,
-    start, end, a, b, count)``: problem :data:`TABLE_FULL`, ``FEATS_SHAPE`` (not a list of pairs; it wins),
-    the first bad pair's code with its item's ``start, end`` and the message's numbers ``a, b``, or 0."""
+    start, end, a, b, count, value end)``: problem :data:`TABLE_FULL`, ``FEATS_SHAPE`` (not a list of
+    pairs; it wins), the first bad pair's code with its item's ``start, end`` and the message's numbers
+    ``a, b``, or 0; the value's end -1 when it is not a list."""
     sizes = out.sizes
     if buf[vs] == 123:  # the members of an object: pairs, each no feature id or name
         count, first, last = count_items(buf, vs, n)
         if count % 2:
-            return FEATS_SHAPE, 0, 0, 0, 0, 0
-        return (FID_TYPE if count else 0), first, last, 0, 0, 0
+            return FEATS_SHAPE, 0, 0, 0, 0, 0, -1
+        return (FID_TYPE if count else 0), first, last, 0, 0, 0, -1
     if buf[vs] != 91:
-        return FEATS_SHAPE, 0, 0, 0, 0, 0
+        return FEATS_SHAPE, 0, 0, 0, 0, 0, -1
     f0 = sizes[_FEATURES]
     count = items = name = 0
     pair = pair_start = pair_end = pair_a = pair_b = 0
-    j = first_item(buf, vs, n)
+    j, ve = open_container(buf, vs, n)
     while j >= 0:
         fe = skip(buf, j)
         code = a = b = 0
@@ -417,7 +419,7 @@ def _feat_list(buf, vs, n, out, names):  # pragma: no cover - compiled
             s2, e2 = string_text(buf, j, fe, out.cursor)
             name = intern(names, buf, s2, e2)
             if name < 0:
-                return TABLE_FULL, 0, 0, 0, 0, 0
+                return TABLE_FULL, 0, 0, 0, 0, 0, -1
         elif items % 2 == 0:  # an index into "features"
             code, k = _feature_index(buf, j, fe, sizes[_NAMES])
             name = out.feature_list[k] if code == 0 else name
@@ -435,10 +437,10 @@ def _feat_list(buf, vs, n, out, names):  # pragma: no cover - compiled
         if code != 0:
             pair, pair_start, pair_end, pair_a, pair_b = code, j, fe, a, b
         items += 1
-        j = next_item(buf, fe, n)
+        j, ve = after_item(buf, fe, n)
     if items % 2 == 1:
-        return FEATS_SHAPE, 0, 0, 0, 0, 0
-    return pair, pair_start, pair_end, pair_a, pair_b, count
+        return FEATS_SHAPE, 0, 0, 0, 0, 0, ve
+    return pair, pair_start, pair_end, pair_a, pair_b, count, ve
 
 
 @_inline
@@ -500,7 +502,7 @@ def _edge_target(buf, rule_s, rule_e, arity, out, words, rule_ids, bigs):  # pra
     return _copy_target(out.rule_tokens, out.rule_starts[r], out.rule_ends[r], out.target, g0, arity)
 
 
-@uncounted_jit  # a call per edge: reference counting cost ~15 % of the read
+@_inline  # inlined into the loop over an edge list: a call per edge, passing every array, cost ~10 %
 def _edge(buf, s, n, number, head, out, words, names, rule_ids, bigs):  # pragma: no cover - compiled
     """One edge object of an ``"edges"`` list into the edge arrays, in one pass whatever the order of its
     keys (the last of a repeated key counts). A reader checks the tails, then the features, then the rule;
@@ -518,17 +520,19 @@ def _edge(buf, s, n, number, head, out, words, names, rule_ids, bigs):  # pragma
         key_end = skip_string(buf, i)
         vs = ws(buf, ws(buf, key_end, n) + 1, n)
         escaped = has_backslash(buf, i, key_end)
+        ve = -1
         if key_is(buf, i, key_end, escaped, _K_TAIL):
-            tails, tail_start, tail_end, arity = _tail_list(buf, vs, n, head, out.tails, sizes[_TAILS])
+            tails, tail_start, tail_end, arity, ve = _tail_list(buf, vs, n, head, out.tails, sizes[_TAILS])
         elif key_is(buf, i, key_end, escaped, _K_FEATS):
             sizes[_FLAGGED] = flagged
-            feats, pair_start, pair_end, pair_a, pair_b, count = _feat_list(buf, vs, n, out, names)
+            feats, pair_start, pair_end, pair_a, pair_b, count, ve = _feat_list(buf, vs, n, out, names)
             if feats == TABLE_FULL:
                 return feats, 0
         elif key_is(buf, i, key_end, escaped, _K_RULE):
             rule_s = vs
-        ve = skip(buf, vs)
-        rule_e = ve if rule_s == vs else rule_e
+            rule_e = ve = skip(buf, vs)
+        if ve < 0:
+            ve = skip(buf, vs)
         i, end = after_item(buf, ve, n)
     if tails:
         return fail(d, tails, tail_start, tail_end, head, number, at=start), end
@@ -578,7 +582,7 @@ def _read_edges(buf, vs, n, out, words, names, rule_ids, bigs):  # pragma: no co
     return 0
 
 
-@uncounted_jit
+@_inline
 def _edges(buf, vs, n, out, words, names, rule_ids, bigs):  # pragma: no cover - compiled
     """An ``"edges"`` value: the edges of the next node, read now (and again at the node if ``"rules"`` or
     ``"features"`` change before it)."""
@@ -671,7 +675,7 @@ def _node(buf, vs, n, out, words, names, labels, rule_ids, bigs):  # pragma: no 
     return 0
 
 
-@uncounted_jit
+@_inline  # (every call passes all the arrays: the calls of an object's members are the ones that remain)
 def _member(buf, i, key_end, vs, n, out, words, names, labels, rule_ids, bigs):  # pragma: no cover - compiled
     """The (checked) value at ``buf[vs]`` of the object member whose key is ``buf[i:key_end]``, read by its
     key. Returns an error or restart code (0: none)."""

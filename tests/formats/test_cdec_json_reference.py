@@ -425,6 +425,14 @@ def test_more_distinct_strings_than_the_first_tables_hold(tmp_path):
     assert check_text(tmp_path, text + "}}") is None
 
 
+def test_more_target_words_than_the_first_room_holds(tmp_path):
+    """One long rule that every edge uses: the target outgrows its first room and the scan runs again."""
+    rules = [1, "[X] ||| a ||| " + " ".join(f"w{k}" for k in range(50))]
+    edges = [{"tail": [], "feats": [], "rule": 1}] * 2000
+    text = json.dumps({"rules": rules, "edges": edges})[:-1] + ',"node":{"in_edges":' + json.dumps(list(range(2000)))
+    assert check_text(tmp_path, text + "}}") is None
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(corruptions(TOY + "\n" + LATTICE + "\n"))
 def test_corrupted_files_equal_the_reference(corrupted):

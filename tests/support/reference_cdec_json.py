@@ -58,7 +58,7 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list
 
 def read_text(text: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
     decoder = json.JSONDecoder(object_pairs_hook=Obj)
-    graphs = []
+    graphs: list[Hypergraph] = []
     position = 0
     while True:
         while position < len(text) and text[position].isspace():
@@ -156,10 +156,8 @@ class _Forest:
             raise Refused("tail")
         features = self.features(_items(fields.get("feats", [])))
         rule = fields.get("rule")
-        if rule is None:
-            words: list[str] = []
-            target: list[str | int] | None = None
-        else:
+        target: list[str | int] | None = None  # without a rule: the tails in order
+        if rule is not None:
             words = _target_words(rule) if isinstance(rule, str) else self.rules.get(rule) if _is_int(rule) else None
             if words is None:
                 raise Refused("unknown rule")
