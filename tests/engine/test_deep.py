@@ -76,6 +76,7 @@ def test_every_array_algorithm_runs_on_a_200000_node_chain(chain):
     assert sys.getrecursionlimit() == limit
 
 
+@pytest.mark.slow
 def test_every_derivation_algorithm_runs_on_a_20000_node_chain():
     n = N_PYTHON
     assert n >= 20 * sys.getrecursionlimit()

@@ -190,47 +190,6 @@ def test_moses_hypergraph_counts_and_weights_names():
     assert len(sparse) > 300 and viterbi(one("moses/hypergraphs/sparse/hg.gz"), sparse).words[0] == "<s>"
 
 
-def moses_chain(vertices: int) -> str:
-    """A Moses hypergraph: a chain of ``vertices`` nodes, two edges into each after the first."""
-    lines = ["# target ||| features ||| source-covered", f"{vertices} {2 * vertices - 1}", "1", "<s> |||  ||| 0"]
-    for v in range(1, vertices):
-        lines += ["2", f"[{v - 1}] a b ||| lm=-1.5 tm=0.25 ||| 1", f"[{v - 1}] c ||| lm=-2.0 w=-1 ||| 1"]
-    return "\n".join(lines) + "\n"
-
-
-def python_events_of_read(path: str) -> int:
-    """How many Python line and call events reading ``path`` runs (after one read that compiles)."""
-    import sys
-
-    moses_hypergraph.read(path, FeatureSpace(), Vocabulary())
-    events = 0
-
-    def trace(frame, event, arg):
-        nonlocal events
-        events += 1
-        return trace
-
-    previous = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        moses_hypergraph.read(path, FeatureSpace(), Vocabulary())
-    finally:
-        sys.settrace(previous)
-    return events
-
-
-def test_moses_hypergraph_lines_are_parsed_by_compiled_code(tmp_path):
-    """What makes the dense hypergraph (5,342 edges) parse in well under a second: the per-line work is
-    compiled, so the interpreted work of a read does not grow with the file (counted, not timed)."""
-    paths = []
-    for vertices in (20, 2000):
-        paths.append(tmp_path / f"chain{vertices}")
-        paths[-1].write_text(moses_chain(vertices))
-    short, long = (python_events_of_read(str(path)) for path in paths)
-    assert short == long
-    assert python_events_of_read(data("moses/hypergraphs/dense/hg.gz")) < 5342  # fewer than one per edge
-
-
 def test_moses_toy_forest_model_best():
     hg = one("moses/toy-forest/0")
     best = viterbi(hg, read_weights(data("moses/toy-forest/dense.weights")))
