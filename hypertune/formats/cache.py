@@ -1,14 +1,14 @@
-"""hypertune's native corpus cache: a whole tuning set of graphs in one compressed file that loads far
-faster than reparsing text.
+"""hypertune's native corpus cache: a whole tuning set of graphs in one compressed file that loads far faster
+than reparsing text.
 
-The file is a zip archive (deflate level 1) of numpy arrays: the graphs' arrays concatenated
-(``int32`` ids, ``float64`` feature values, so values are exact), per-graph sizes, the shared feature
-names and vocabulary, the per-edge annotations (``source_covered``, ``edge_stats``: one row per edge, e.g.
-an extractor's SCORESTAT) as arrays too, and the node labels, metadata and ``sentence_id`` as JSON. A member
-``hypertune-cache.json`` names the format version; versions 1 (annotations inside metadata) and 2 (all
-annotations in the JSON, which made a FEATSTAT/SCORESTAT cache slower to load than the text) are still read.
-Loading maps the cache's feature names and words into the caller's :class:`FeatureSpace` and
-:class:`Vocabulary` (vectorised), so caches combine with other inputs.
+The file is a zip archive (deflate level 1) of numpy arrays: the graphs' arrays concatenated (``int32`` ids,
+``float64`` feature values, so values are exact), per-graph sizes, the shared feature names and vocabulary,
+the per-edge annotations (``source_covered``, ``edge_stats``, ``edge_scores``: one row per edge, e.g. an
+extractor's SCORESTAT; the score names in the JSON) as arrays too, and the node labels, metadata and
+``sentence_id`` as JSON. A member ``hypertune-cache.json`` names the format version; versions 1 (annotations
+inside metadata) and 2 (all annotations in the JSON, which made a FEATSTAT/SCORESTAT cache slower to load than
+the text) are still read. Loading maps the cache's feature names and words into the caller's
+:class:`FeatureSpace` and :class:`Vocabulary` (vectorised), so caches combine with other inputs.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.registry import GraphFormat, register
-from hypertune.hypergraph import EDGE_ANNOTATIONS, Hypergraph
+from hypertune.hypergraph import EDGE_ANNOTATIONS, EdgeScores, Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 MAGIC_MEMBER = "hypertune-cache.json"
@@ -85,6 +85,12 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
     }
     for name in EDGE_ANNOTATIONS:  # one row per edge: arrays, not JSON, when every graph's rows are alike
         present = [getattr(g, name) for g in graphs if getattr(g, name) is not None]
+        if name == "edge_scores" and present:
+            names = {part.names for part in present}
+            if len(names) != 1:
+                raise InputError("the graphs of one cache must give their hypotheses the same score names", path)
+            extra["score_names"] = list(present[0].names)
+            present = [part.values for part in present]
         if present and len({(a.dtype, a.shape[1:]) for a in present}) == 1:
             arrays[f"has_{name}"] = np.asarray([getattr(g, name) is not None for g in graphs], dtype=np.int8)
             arrays[name] = np.concatenate(present)
@@ -179,6 +185,10 @@ def _graphs(arrays: dict, extra: dict, feature_space: FeatureSpace, vocabulary: 
     for name in EDGE_ANNOTATIONS:
         if name in arrays:
             _edge_rows(annotations, name, arrays[name], arrays[f"has_{name}"].astype(bool), num_edges)
+    if "edge_scores" in arrays:
+        for found in annotations:
+            if "edge_scores" in found:
+                found["edge_scores"] = EdgeScores(extra["score_names"], found["edge_scores"])
     for g in range(num_nodes.size):
         e0, e1 = edge_offsets[g], edge_offsets[g + 1]
         f0, f1 = feature_offsets_all[g], feature_offsets_all[g + 1]

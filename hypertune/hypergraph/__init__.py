@@ -14,12 +14,13 @@ from hypertune.hypergraph.building import (
     useful_edges,
 )
 from hypertune.hypergraph.packing import KbestLists, PackedGraphs, kbest_lattices, union
-from hypertune.hypergraph.structure import ANNOTATIONS, EDGE_ANNOTATIONS, Derivation, Hypergraph
+from hypertune.hypergraph.structure import ANNOTATIONS, EDGE_ANNOTATIONS, Derivation, EdgeScores, Hypergraph
 
 __all__ = [
     "ANNOTATIONS",
     "EDGE_ANNOTATIONS",
     "Derivation",
+    "EdgeScores",
     "FeatureInput",
     "Hypergraph",
     "HypergraphBuilder",

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from hypertune.arrays import flat_ranges, offsets_from_counts
 from hypertune.compiled import boolean_inside_outside
 from hypertune.errors import GraphError
-from hypertune.hypergraph.structure import EDGE_ANNOTATIONS, Hypergraph
+from hypertune.hypergraph.structure import EDGE_ANNOTATIONS, EdgeScores, Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 FeatureInput = Mapping[str, float] | Iterable[tuple[str, float]] | None
@@ -237,6 +237,7 @@ class HypergraphBuilder:
         sentence_id: int | None = None,
         source_covered: Sequence[int] | np.ndarray | None = None,
         edge_stats: np.ndarray | None = None,
+        edge_scores: EdgeScores | None = None,
     ) -> Hypergraph:
         """Sort nodes topologically (goal last, default the last node added), group edges by head and validate.
 
@@ -258,6 +259,7 @@ class HypergraphBuilder:
         for name, value in (
             ("source_covered", None if source_covered is None else np.asarray(source_covered, dtype=np.int64)),
             ("edge_stats", None if edge_stats is None else np.asarray(edge_stats, dtype=np.float64)),
+            ("edge_scores", edge_scores),
         ):
             if value is not None and len(value) != len(self._head):
                 raise GraphError(f"{name} has {len(value)} entries for {len(self._head)} edges")
@@ -282,6 +284,7 @@ class HypergraphBuilder:
         sentence_id: int | None = None,
         source_covered: Sequence[int] | np.ndarray | None = None,
         edge_stats: np.ndarray | None = None,
+        edge_scores: EdgeScores | None = None,
     ) -> Hypergraph:
         """The graph of the nodes and edges exactly as they were added (no sorting): edges must be grouped by
         head in node order and tails come before heads, which the constructor checks. ``num_nodes`` (default:
@@ -301,6 +304,7 @@ class HypergraphBuilder:
             sentence_id=sentence_id,
             source_covered=None if source_covered is None else np.asarray(source_covered),
             edge_stats=edge_stats,
+            edge_scores=edge_scores,
         )
 
 
@@ -376,10 +380,12 @@ def from_kbest(
     metadata: dict[str, Any] | None = None,
     sentence_id: int | None = None,
     edge_stats: np.ndarray | None = None,
+    scores: Mapping[str, Sequence[float]] | None = None,
 ) -> Hypergraph:
     """A k-best list as a degenerate lattice: start node 0 (with its axiom), goal node 1, and one edge
     per hypothesis from start to goal, in list order (hypothesis ``i`` is edge ``i + 1``; ``edge_stats``,
-    when given, has one row per edge, the axiom's first)."""
+    when given, has one row per edge, the axiom's first). ``scores``: named given scores, one per hypothesis
+    in list order (the graph's :class:`EdgeScores`, the axiom's row zeros)."""
     builder = HypergraphBuilder(feature_space, vocabulary)
     start, goal = builder.add_nodes(2)
     builder.add_edge(start, (), None, [])
@@ -388,7 +394,16 @@ def from_kbest(
         builder.add_edge(goal, [start], features, [0, *tokens])
     if builder.num_edges == 1:
         raise GraphError("empty k-best list: no hypotheses")
-    return builder.build(goal, metadata=metadata, sentence_id=sentence_id, edge_stats=edge_stats)
+    edge_scores = None
+    if scores is not None:
+        names = list(scores)
+        values = np.column_stack([np.asarray(scores[n], dtype=np.float64) for n in names]) if names else None
+        if values is None or values.shape[0] != builder.num_edges - 1:
+            raise GraphError(f"scores need one value per hypothesis ({builder.num_edges - 1}) for each name")
+        edge_scores = EdgeScores(names, np.vstack([np.zeros((1, len(names))), values]))
+    return builder.build(
+        goal, metadata=metadata, sentence_id=sentence_id, edge_stats=edge_stats, edge_scores=edge_scores
+    )
 
 
 def from_networkx(

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError
-from hypertune.hypergraph.structure import EDGE_ANNOTATIONS, Hypergraph
+from hypertune.hypergraph.structure import EDGE_ANNOTATIONS, EdgeScores, Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 
@@ -136,6 +136,9 @@ def _joined_annotations(graphs: Sequence[Hypergraph]) -> dict[str, Any]:
         parts = [getattr(g, name) for g in graphs]
         if any(part is None for part in parts):
             continue
+        if name == "edge_scores":
+            joined[name] = EdgeScores.concatenate(parts, extra_rows=len(parts))
+            continue
         if len({part.shape[1:] for part in parts}) != 1:
             raise GraphError(f"graphs in a union have {name} of different widths")
         joined[name] = np.concatenate([*parts, np.zeros((len(parts), *parts[0].shape[1:]), parts[0].dtype)])
@@ -163,13 +166,15 @@ def kbest_lattices(
     sentence_ids: Sequence[int | None] | None = None,
     metadata: Sequence[dict[str, Any]] | None = None,
     hypothesis_stats: np.ndarray | None = None,
+    hypothesis_scores: EdgeScores | None = None,
 ) -> list[Hypergraph]:
     """Many k-best lists at once, each laid out exactly as :func:`~hypertune.hypergraph.from_kbest` lays
     one out.
 
     ``widths[s]`` is list ``s``'s number of feature columns (default: the feature space's size).
     ``hypothesis_stats`` (one row per hypothesis) become each list's ``edge_stats`` (a row of zeros for the
-    start axiom first). The arrays are checked once for all lists, and each list is made with
+    start axiom first); ``hypothesis_scores`` (one row per hypothesis) likewise become each list's
+    ``edge_scores``. The arrays are checked once for all lists, and each list is made with
     ``checked=True``, so a reader of a large n-best file pays no per-list validation."""
     list_offsets = lists.list_offsets
     count = len(list_offsets) - 1
@@ -183,6 +188,8 @@ def kbest_lattices(
         hypothesis_stats = np.ascontiguousarray(hypothesis_stats, dtype=np.float64)
         if hypothesis_stats.ndim != 2 or hypothesis_stats.shape[0] != hypotheses:
             raise GraphError(f"hypothesis_stats of shape {hypothesis_stats.shape} for {hypotheses} hypotheses")
+    if hypothesis_scores is not None and len(hypothesis_scores) != hypotheses:
+        raise GraphError(f"{len(hypothesis_scores)} rows of hypothesis scores for {hypotheses} hypotheses")
     _check_widths(features, list_offsets, widths, len(feature_space))
     token_offsets = offsets_from_counts(np.diff(lists.word_offsets) + 1)  # the start node's yield, then the words
     target = np.full(int(token_offsets[-1]), -1, dtype=np.int64)
@@ -212,13 +219,19 @@ def kbest_lattices(
                 vocabulary=vocabulary,
                 metadata=dict(metadata[s]) if metadata is not None else {},
                 sentence_id=None if sentence_ids is None else sentence_ids[s],
-                edge_stats=None
-                if hypothesis_stats is None
-                else np.vstack([np.zeros((1, hypothesis_stats.shape[1])), hypothesis_stats[lo:hi]]),
+                edge_stats=None if hypothesis_stats is None else _with_axiom_row(hypothesis_stats[lo:hi]),
+                edge_scores=None
+                if hypothesis_scores is None
+                else EdgeScores(hypothesis_scores.names, _with_axiom_row(hypothesis_scores.values[lo:hi])),
                 checked=True,
             )
         )
     return graphs
+
+
+def _with_axiom_row(rows: np.ndarray) -> np.ndarray:
+    """A list's per-hypothesis rows as per-edge rows: a row of zeros for the start axiom (edge 0) first."""
+    return np.vstack([np.zeros((1, rows.shape[1])), rows])
 
 
 def _checked_features(lists: KbestLists, feature_space: FeatureSpace, vocabulary: Vocabulary) -> sp.csr_matrix:

@@ -37,8 +37,65 @@ from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-ANNOTATIONS = ("sentence_id", "source_covered", "edge_stats")
-EDGE_ANNOTATIONS = ("source_covered", "edge_stats")  # one entry (row) per edge
+ANNOTATIONS = ("sentence_id", "source_covered", "edge_stats", "edge_scores")
+EDGE_ANNOTATIONS = ("source_covered", "edge_stats", "edge_scores")  # one entry (row) per edge
+
+
+class EdgeScores:
+    """Named numbers an input gives each edge, one row per edge and one column per name: the scores a k-best
+    list's hypotheses carry (a COMET or QE score computed elsewhere; row 0, a list's start axiom, holds zeros).
+    Rows are taken like an array's (``scores[edges]``), so every operation that keeps edges keeps them."""
+
+    __slots__ = ("names", "values")
+
+    def __init__(self, names: Sequence[str], values: np.ndarray | Sequence[Sequence[float]]) -> None:
+        self.names = tuple(names)
+        self.values = np.ascontiguousarray(values, dtype=np.float64)
+        if self.values.ndim == 1 and not self.names:
+            self.values = self.values.reshape(-1, 0)
+        if self.values.ndim != 2 or self.values.shape[1] != len(self.names):
+            raise GraphError(f"edge scores of shape {self.values.shape} for {len(self.names)} names")
+        if len(set(self.names)) != len(self.names):
+            raise GraphError(f"edge score names repeat: {', '.join(self.names)}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.values.shape)
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    def __getitem__(self, edges: Any) -> EdgeScores:
+        return EdgeScores(self.names, self.values[edges])
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, EdgeScores)
+            and self.names == other.names
+            and self.values.shape == other.values.shape
+            and bool(np.array_equal(self.values, other.values))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def column(self, name: str) -> np.ndarray:
+        """The scores named ``name``, one per edge (a ``KeyError`` naming the ones there are)."""
+        if name not in self.names:
+            raise KeyError(f"no score named {name!r} (the edges have: {', '.join(self.names) or 'none'})")
+        return self.values[:, self.names.index(name)]
+
+    @staticmethod
+    def concatenate(parts: Sequence[EdgeScores], extra_rows: int = 0) -> EdgeScores:
+        """The rows of ``parts`` one after another (their names must be the same), then ``extra_rows`` of
+        zeros."""
+        names = {part.names for part in parts}
+        if len(names) != 1:
+            raise GraphError("graphs with different score names cannot be joined")
+        values = [part.values for part in parts]
+        return EdgeScores(parts[0].names, np.concatenate([*values, np.zeros((extra_rows, len(parts[0].names)))]))
+
+    def __repr__(self) -> str:
+        return f"EdgeScores({list(self.names)}, {len(self)} rows)"
 
 
 class Derivation(NamedTuple):
@@ -102,6 +159,8 @@ class Hypergraph:
       hypergraphs and search graphs); hope/fear prorates reference lengths by it.
     * ``edge_stats``: per edge, precomputed metric sufficient statistics (one row per edge, from extractor
       SCORESTAT files), used instead of statistics computed from references.
+    * ``edge_scores``: per edge, named scores the input gives each hypothesis (:class:`EdgeScores`: JSONL
+      ``"scores"``, ``--scores FILE``), which a ``scores.NAME`` metric reads.
 
     ``metadata`` holds what a format reads and writes back but nothing else uses (header fields, ...).
 
@@ -124,6 +183,7 @@ class Hypergraph:
     sentence_id: int | None = None
     source_covered: np.ndarray | None = None
     edge_stats: np.ndarray | None = None
+    edge_scores: EdgeScores | None = None
     node_offsets: np.ndarray = field(init=False, repr=False)
     checked: InitVar[bool] = False
 
@@ -219,10 +279,15 @@ class Hypergraph:
             self.edge_stats = np.ascontiguousarray(self.edge_stats, dtype=np.float64)
             if self.edge_stats.ndim != 2 or self.edge_stats.shape[0] != edges:
                 raise GraphError(f"edge_stats has shape {self.edge_stats.shape}, expected one row per edge ({edges})")
+        if self.edge_scores is not None:
+            if not isinstance(self.edge_scores, EdgeScores):
+                raise GraphError(f"edge_scores must be EdgeScores, not {type(self.edge_scores).__name__}")
+            if len(self.edge_scores) != edges:
+                raise GraphError(f"edge_scores has {len(self.edge_scores)} rows, expected one per edge ({edges})")
 
     def annotated(self, **changes: Any) -> Hypergraph:
         """A copy sharing this graph's arrays with some annotations (``sentence_id``, ``source_covered``,
-        ``edge_stats``) replaced; ``None`` removes one."""
+        ``edge_stats``, ``edge_scores``) replaced; ``None`` removes one."""
         unknown = set(changes) - set(ANNOTATIONS)
         if unknown:
             raise TypeError(f"not a graph annotation: {sorted(unknown)} (annotations: {', '.join(ANNOTATIONS)})")

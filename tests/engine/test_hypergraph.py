@@ -16,6 +16,7 @@ from hypertune.algorithms import count_derivations, describe_graph
 from hypertune.errors import GraphError
 from hypertune.generate import random_hypergraph, random_kbest
 from hypertune.hypergraph import (
+    EdgeScores,
     Hypergraph,
     HypergraphBuilder,
     KbestLists,
@@ -229,6 +230,7 @@ BUILT = {
     "sentence_id": 7,
     "source_covered": [1, 2, 5, 3],
     "edge_stats": [[1, 0], [2, 2], [9, 9], [0, 1]],
+    "edge_scores": (["q"], [[0.5], [0.25], [9.0], [1.0]]),
     "node_offsets": [0, 1, 2, 3, 4],
 }
 #: The same graph without U, which is on no derivation of the goal.
@@ -243,6 +245,7 @@ TRIMMED = {
     "node_labels": ["A", "C", "S"],
     "source_covered": [1, 2, 3],
     "edge_stats": [[1, 0], [2, 2], [0, 1]],
+    "edge_scores": (["q"], [[0.5], [0.25], [1.0]]),
     "node_offsets": [0, 1, 2, 3],
 }
 
@@ -266,6 +269,8 @@ def assert_fields(hg: Hypergraph, expected: dict) -> None:
         if isinstance(value, np.ndarray):
             assert value.tolist() == want, name
             assert value.dtype == (np.float64 if name == "edge_stats" else np.int64), name
+        elif isinstance(value, EdgeScores):
+            assert (list(value.names), value.values.tolist()) == want and value.values.dtype == np.float64, name
         elif sp.issparse(value):
             assert value.format == "csr" and value.has_canonical_format and value.dtype == np.float64, name
             assert value.toarray().tolist() == want, name
@@ -277,7 +282,8 @@ def assert_fields(hg: Hypergraph, expected: dict) -> None:
 
 def test_every_field_survives_the_builder_and_trimming():
     b = _annotated_builder()
-    annotations = {"sentence_id": 7, "source_covered": [3, 1, 2, 5], "edge_stats": [[0, 1], [1, 0], [2, 2], [9, 9]]}
+    annotations = {"sentence_id": 7, "source_covered": [3, 1, 2, 5], "edge_stats": [[0, 1], [1, 0], [2, 2], [9, 9]],
+                   "edge_scores": EdgeScores(["q"], [[1.0], [0.5], [0.25], [9.0]])}  # fmt: skip
     built = b.build(0, metadata={"m": 1}, **annotations)
     assert_fields(built, BUILT)
     assert_fields(b.build(0, trim_graph=True, metadata={"m": 1}, **annotations), TRIMMED)
@@ -291,7 +297,8 @@ def test_every_field_survives_the_builder_and_trimming():
     fast.add_encoded_edge(1, (), [("x", -1.0), ("y", 0.5)], [word("c"), word("d")])
     fast.add_encoded_edge(2, [0, 1], [("x", 1.0)], [-2, -1])
     in_order = fast.build_in_order(3, labels=["A", "C", "S"], metadata={"m": 1}, sentence_id=7,
-                                   source_covered=[1, 2, 3], edge_stats=[[1, 0], [2, 2], [0, 1]])  # fmt: skip
+                                   source_covered=[1, 2, 3], edge_stats=[[1, 0], [2, 2], [0, 1]],
+                                   edge_scores=EdgeScores(["q"], [[0.5], [0.25], [1.0]]))  # fmt: skip
     assert_fields(in_order, TRIMMED)
 
 
@@ -305,18 +312,22 @@ def test_every_field_survives_the_checked_path_and_packing():
     )
     stats = np.array([[1, 1], [2, 2], [3, 3]])
     first, second = kbest_lattices(lists, space, vocabulary, widths=np.array([2, 1]), sentence_ids=[4, None],
-                                   metadata=[{"k": 1}, {}], hypothesis_stats=stats)  # fmt: skip
+                                   metadata=[{"k": 1}, {}], hypothesis_stats=stats,
+                                   hypothesis_scores=EdgeScores(["a", "b"], [[1, 2], [3, 4], [5, 6]]))  # fmt: skip
     kbest = {"feature_space": ["f", "g"], "vocabulary": ["w0", "w1", "w2"], "node_labels": None, "source_covered": None}
     assert_fields(first, {**kbest, "num_nodes": 2, "head": [0, 1, 1], "tail_offsets": [0, 0, 1, 2], "tails": [0, 0],
                           "features": [[0, 0], [1, 0], [0, 2]], "target_offsets": [0, 0, 3, 4],
                           "target": [-1, 0, 1, -1],
                           "metadata": {"k": 1}, "sentence_id": 4, "edge_stats": [[0, 0], [1, 1], [2, 2]],
+                          "edge_scores": (["a", "b"], [[0, 0], [1, 2], [3, 4]]),
                           "node_offsets": [0, 1, 3]})  # fmt: skip
     assert_fields(second, {**kbest, "num_nodes": 2, "head": [0, 1], "tail_offsets": [0, 0, 1], "tails": [0],
                            "features": [[0], [3]], "target_offsets": [0, 0, 2], "target": [-1, 2], "metadata": {},
-                           "sentence_id": None, "edge_stats": [[0, 0], [3, 3]], "node_offsets": [0, 1, 2]})  # fmt: skip
+                           "sentence_id": None, "edge_stats": [[0, 0], [3, 3]],
+                           "edge_scores": (["a", "b"], [[0, 0], [5, 6]]), "node_offsets": [0, 1, 2]})  # fmt: skip
     hg = _annotated_builder().build(0, trim_graph=True, metadata={"m": 1}, sentence_id=7, source_covered=[3, 1, 2, 5],
-                                    edge_stats=[[0, 1], [1, 0], [2, 2], [9, 9]])  # fmt: skip
+                                    edge_stats=[[0, 1], [1, 0], [2, 2], [9, 9]],
+                                    edge_scores=EdgeScores(["q"], [[1.0], [0.5], [0.25], [9.0]]))  # fmt: skip
     assert_fields(union([hg, hg], sentence_id=9), {
         **TRIMMED,
         "num_nodes": 7,
@@ -330,6 +341,7 @@ def test_every_field_survives_the_checked_path_and_packing():
         "sentence_id": 9,
         "source_covered": [1, 2, 3, 1, 2, 3, 0, 0],
         "edge_stats": [[1, 0], [2, 2], [0, 1], [1, 0], [2, 2], [0, 1], [0, 0], [0, 0]],
+        "edge_scores": (["q"], [[0.5], [0.25], [1.0], [0.5], [0.25], [1.0], [0.0], [0.0]]),
         "node_offsets": [0, 1, 2, 3, 4, 5, 6, 8],
     })  # fmt: skip
 
