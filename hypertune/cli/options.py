@@ -113,7 +113,15 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         "-r",
         nargs="+",
         metavar="REF",
-        help="reference files, or a prefix of REF.0 REF.1 ... (not needed with SCORESTAT)",
+        help="reference files, or a prefix of REF.0 REF.1 ... (not needed with SCORESTAT, nor for --metric "
+        "scores.NAME)",
+    )
+    parser.add_argument(
+        "--scores",
+        nargs="+",
+        metavar="FILE",
+        help="given scores of the hypotheses (COMET, QE, ...), one file per n-best/Z-MERT/FEATSTAT input in its "
+        "order: a line per hypothesis of name=value pairs; read by --metric scores.NAME",
     )
     parser.add_argument(
         "--refs-per-sentence",

@@ -125,7 +125,7 @@ def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
     if args.smooth or args.ref_length or args.max_order != 4:
         if not any(part.split(":")[0] in BLEU_METRICS for part in spec.split(",")):
             raise UsageError(f"--smooth, --ref-length and --max-order apply to BLEU, not to {spec}")
-    return parse_metric(spec)
+    return parse_metric(spec, bleu_options)  # an interpolation's BLEU takes the BLEU options too
 
 
 def load_graphs(args: argparse.Namespace) -> tuple[list, SentenceIds]:
@@ -168,7 +168,23 @@ def load_graphs(args: argparse.Namespace) -> tuple[list, SentenceIds]:
             options = f"{kinds[path]}|{fmt}|{partner.get(path)}|{params}|ids from file names"
             read_from.append((path, store.load(path, sources, options, read, space, vocabulary)))
         graphs.extend(read_from[-1][1])
+    if getattr(args, "scores", None):
+        read_from = _with_score_files(args.scores, read_from)
+        graphs = [g for _, read in read_from for g in read]
     return graphs, describe_sentence_ids(read_from)
+
+
+def _with_score_files(paths: list[str], read_from: list[tuple[str, list]]) -> list[tuple[str, list]]:
+    """``--scores``: each score file's rows given to the hypotheses of the input in its position, in the order
+    they were read (:func:`~hypertune.formats.score_files.with_scores`)."""
+    from hypertune.formats.score_files import read_score_file, with_scores
+
+    if len(paths) != len(read_from):
+        inputs = ", ".join(path for path, _ in read_from)
+        raise UsageError(f"--scores takes one file per input: {len(paths)} score file(s) for {len(read_from)} "
+                         f"input(s) ({inputs})")  # fmt: skip
+    return [(path, with_scores(read, read_score_file(scores), scores))
+            for (path, read), scores in zip(read_from, paths, strict=True)]  # fmt: skip
 
 
 def _reader(path: str, kind: str | None, scorestat: str | None, fmt: str | None, params: str | None) -> Reader:
@@ -195,13 +211,14 @@ def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> T
     if not graphs:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, lattices or hypergraphs")
     precomputed = all(g.edge_stats is not None for g in graphs)
+    metric = build_metric(args, graphs[0].vocabulary) if metric is None else metric
     if args.refs:
         references = read_references(args.refs, getattr(args, "refs_per_sentence", None))
-    elif precomputed:
+    elif precomputed or not metric.needs_references:
         references = None
     else:
-        raise UsageError("--refs is required (only SCORESTAT input carries its own statistics)")
-    metric = build_metric(args, graphs[0].vocabulary) if metric is None else metric
+        raise UsageError(f"--refs is required: --metric {metric_label(metric)} compares the hypotheses with "
+                         "references (only SCORESTAT input and scores.NAME metrics need none)")  # fmt: skip
     return TuningSet.from_corpus(graphs, references, metric, naming, getattr(args, "strict", False))
 
 
@@ -541,8 +558,9 @@ def _worker_args(args: argparse.Namespace) -> argparse.Namespace:
         return os.path.abspath(path) if path and path != "-" else path
 
     out.inputs = [absolute(p) for p in args.inputs]
-    if getattr(args, "refs", None):
-        out.refs = [absolute(p) for p in args.refs]
+    for name in ("refs", "scores"):
+        if getattr(args, name, None):
+            setattr(out, name, [absolute(p) for p in getattr(args, name)])
     for name in ("params", "cache"):
         if getattr(args, name, None):
             setattr(out, name, absolute(getattr(args, name)))

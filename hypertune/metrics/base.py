@@ -101,6 +101,14 @@ class Metric(ABC):
 
     name: str = "metric"
     higher_is_better: bool = True
+    #: The given scores (named numbers an input brings for each hypothesis, ``Hypergraph.edge_scores``) the
+    #: statistics are read from; empty for a metric computed from the words (``scores.NAME``: ``(NAME,)``).
+    given_names: tuple[str, ...] = ()
+    #: Whether the statistics need references (not for given scores).
+    needs_references: bool = True
+    #: How a human summary shows a value: x100 (0-100, as sacrebleu prints BLEU, chrF and TER), or 1: as it is
+    #: (given scores are never rescaled). JSON always holds the value itself.
+    display_scale: float = 100.0
 
     def better(self, new: float, old: float, tolerance: float = 0.0) -> bool:
         """Whether ``new`` is a better value of this metric than ``old`` (:func:`better`)."""
@@ -139,6 +147,18 @@ class Metric(ABC):
     @abstractmethod
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric value of one statistics vector (a float) or of each row of a 2-D array."""
+
+    def sentence_values(self, stats: np.ndarray) -> np.ndarray:
+        """The metric of each row of statistics as a sentence on its own: how hope/fear, MIRA, the losses, the
+        online tuners, minimum risk and the oracles score one hypothesis when the metric's statistics are not
+        BLEU's (BLEU's sentence gains: :mod:`hypertune.metrics.gains`). The metric's score of the row, by default;
+        a float64 array of one value per row."""
+        return np.atleast_1d(np.asarray(self.score(np.atleast_2d(stats)), dtype=np.float64))
+
+    def stats_from_given(self, given: np.ndarray) -> np.ndarray:
+        """The statistics of hypotheses from their given scores, one row of ``given`` per hypothesis and one column
+        per name of :attr:`given_names`. Only metrics that read given scores have them."""
+        raise InputError(f"the metric {self.name} is computed from the words, not from given scores")
 
     def sentence_score(self, hypothesis: Text, references: Sequence[Text]) -> float:
         """The metric of one hypothesis on its own (use a smoothed metric for sentence BLEU)."""

@@ -532,6 +532,12 @@ class BleuMetric(Metric):
         ibm = self.ref_length == "ibm"
         return bleu_score(stats, self.max_order, self.smooth, self.smooth_value, self.effective_order, ibm)
 
+    def sentence_values(self, stats: np.ndarray) -> np.ndarray:
+        """BLEU+1 of each row (Lin & Och 2004): a sentence's BLEU is smoothed, so that a hypothesis without a
+        4-gram match still scores (the ``bleu+1`` gain, as BLEU's part of an interpolation's sentence value)."""
+        rows = np.atleast_2d(as_stats_array(stats, self.stats_size))
+        return np.asarray(bleu_score(rows, self.max_order, "plus1"), dtype=np.float64)
+
     def breakdown(self, stats: np.ndarray) -> BleuBreakdown:
         """Score, precisions (as used in the score, in ``[0, 1]``), brevity penalty, lengths, ratio."""
         row = as_stats_array(stats, self.stats_size)

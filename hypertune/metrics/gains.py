@@ -41,7 +41,8 @@ import numpy as np
 from hypertune.choices import GAIN_SMOOTHINGS
 from hypertune.errors import UsageError
 from hypertune.metrics.background import SCALE_MOSES, BackgroundBleu, background_bleu
-from hypertune.metrics.bleu import bleu_plus_one, bleu_score
+from hypertune.metrics.base import Metric
+from hypertune.metrics.bleu import BleuMetric, bleu_plus_one, bleu_score
 from hypertune.metrics.linear_bleu import LinearBleu, linear_bleu_gain
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -259,6 +260,48 @@ class Gain:
         """kbmira's pseudo-corpus update ``O <- decay * O + stats`` (background gain only)."""
         if self.kind == "background":
             self.background_bleu.update(stats)
+
+
+class MetricGain(Gain):
+    """The gain of a metric whose statistics are not BLEU's (``scores.NAME``, TER, chrF, an interpolation): each
+    hypothesis's sentence value, :meth:`~hypertune.metrics.base.Metric.sentence_values` (a given score: the score
+    itself), negated where lower is better. It has no state and no compiled kernel, so it scores k-best lists
+    (lattices' and forests' searches refuse it with a message)."""
+
+    def __init__(self, metric: Metric) -> None:
+        super().__init__("bleu+1")  # the state every gain carries; this one never reads it
+        self.kind = metric.name
+        self.code = -1
+        self.compiled = False
+        self.metric = metric
+        self.sign = 1.0 if metric.higher_is_better else -1.0
+
+    def score(self, stats: np.ndarray) -> np.ndarray | float:
+        array = np.asarray(stats, dtype=np.float64)
+        values = self.sign * self.metric.sentence_values(np.atleast_2d(array))
+        return float(values[0]) if array.ndim == 1 else values
+
+
+def has_bleu_statistics(metric: object) -> bool:
+    """Whether ``metric``'s statistics are BLEU's ``m1 c1 ... mN cN reflen``, which the gains of :data:`GAINS`
+    read (BLEU, linear BLEU)."""
+    return isinstance(metric, BleuMetric | LinearBleu)
+
+
+def gain_for(
+    metric: Metric | None,
+    kind: GainKind = "background",
+    max_order: int = 4,
+    decay: float = 0.999,
+    initial: float = 1.0,
+    linear: LinearBleu | None = None,
+) -> Gain:
+    """The gain learning scores a hypothesis by under ``metric``: BLEU's gain ``kind`` (:data:`GAINS`) when the
+    statistics are BLEU's (``None``: precomputed BLEU statistics), else the metric's own sentence value
+    (:class:`MetricGain`), whatever ``kind`` says. The one place this choice is made."""
+    if metric is None or has_bleu_statistics(metric):
+        return Gain(kind, max_order, decay, initial, linear)
+    return MetricGain(metric)
 
 
 def smoothed_gain(smooth: str) -> GainKind:

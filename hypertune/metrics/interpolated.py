@@ -35,6 +35,26 @@ class InterpolatedMetric(Metric):
         return int(self.bounds[-1])
 
     @property
+    def given_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        """Every component's given scores, each name once."""
+        return tuple(dict.fromkeys(n for m in self.metrics for n in m.given_names))
+
+    @property
+    def needs_references(self) -> bool:  # type: ignore[override]
+        return any(m.needs_references for m in self.metrics)
+
+    @property
+    def display_scale(self) -> float:  # type: ignore[override]
+        """0-100 when every component is shown so; as it is when one is a given score."""
+        return 100.0 if all(m.display_scale == 100.0 for m in self.metrics) else 1.0
+
+    def sentence_values(self, stats: np.ndarray) -> np.ndarray:
+        """``Σ w_i v_i``: the components' sentence values, weighted like their corpus scores."""
+        array = np.atleast_2d(as_stats_array(stats, self.stats_size))
+        spans = zip(self.metrics, self.weights, self.bounds[:-1], self.bounds[1:], strict=True)
+        return np.asarray(sum(w * m.sentence_values(array[:, lo:hi]) for m, w, lo, hi in spans), dtype=np.float64)
+
+    @property
     def stats_names(self) -> tuple[str, ...]:
         return tuple(f"{m.name}.{n}" for m in self.metrics for n in m.stats_names)
 

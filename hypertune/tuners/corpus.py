@@ -17,7 +17,7 @@ import numpy as np
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
-from hypertune.metrics import BleuMetric, Metric
+from hypertune.metrics import BleuMetric, InterpolatedMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
 from hypertune.metrics.bleu import BleuReferences
 from hypertune.symbols import FeatureSpace, Vocabulary
@@ -45,6 +45,7 @@ class TuningSet:
     naming: SentenceIds | None = field(default=None, repr=False, compare=False)
     _prepared: BleuReferences | None = field(default=None, init=False, repr=False)
     _edge_stats: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _prepared_components: dict[int, BleuReferences] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.graphs:
@@ -60,7 +61,9 @@ class TuningSet:
             self.sentence_ids = list(range(len(self.graphs)))
         elif len(self.sentence_ids) != len(self.graphs):
             raise InputError(f"{len(self.graphs)} sentences but {len(self.sentence_ids)} sentence ids")
-        if len(self.references) != len(self.graphs) and not self.precomputed:
+        if self.metric.given_names:
+            self._check_given_scores()
+        if len(self.references) != len(self.graphs) and not self.precomputed and self.metric.needs_references:
             raise InputError(f"{len(self.graphs)} sentences but references for {len(self.references)}")
         if isinstance(self.metric, BleuMetric) and not self.precomputed:
             if self._ids_are_tokens():
@@ -86,12 +89,33 @@ class TuningSet:
         :func:`~hypertune.formats.registry.describe_sentence_ids`), files numbered by their names that clash
         or leave reference lines without a file are named (:func:`check_sentence_ids`; ``strict``: an error)."""
         sentences, ids = assemble_sentences(graphs)
-        if references is None or (not len(references) and all(g.edge_stats is not None for g in sentences)):
+        unneeded = not metric.needs_references or all(g.edge_stats is not None for g in sentences)
+        if references is None or (not len(references) and unneeded):
             if naming is not None:
                 check_sentence_ids(naming, ids, None, strict)
             return cls(sentences, [], metric, ids, naming)
         named = naming is not None and check_sentence_ids(naming, ids, references, strict)
         return cls(sentences, select_references(ids, references, report_unused=not named), metric, ids, naming)
+
+    def _check_given_scores(self) -> None:
+        """A metric that reads given scores needs k-best lists whose hypotheses carry every name it reads; a
+        metric that also reads words needs the words (or precomputed statistics)."""
+        metric = self.metric
+        for s, hg in enumerate(self.graphs):
+            sentence = f"sentence {self.sentence_ids[s]}"
+            if not hg.is_kbest:
+                raise InputError(f"--metric {metric.name} reads the scores each hypothesis of a k-best list carries "
+                                 f"(JSONL \"scores\", --scores FILE); {sentence} is a lattice or forest")  # fmt: skip
+            have = () if hg.edge_scores is None else hg.edge_scores.names
+            missing = [n for n in metric.given_names if n not in have]
+            if missing:
+                carried = f"they carry {', '.join(have)}" if have else "they carry no scores"
+                raise InputError(f"--metric {metric.name} needs the score {missing[0]!r} of every hypothesis, but the "
+                                 f"hypotheses of {sentence} have none ({carried}; give scores with JSONL \"scores\" "
+                                 "or --scores FILE)")  # fmt: skip
+            if metric.needs_references and hg.metadata.get("text") is False and hg.edge_stats is None:
+                raise InputError(f"--metric {metric.name} needs the hypotheses' words, but {sentence} comes from "
+                                 "JSONL lines without \"hyp\"")  # fmt: skip
 
     # ------------------------------------------------------------------ shared spaces
     @property
@@ -119,8 +143,8 @@ class TuningSet:
         part._edge_stats.update({s - start: v for s, v in self._edge_stats.items() if start <= s < stop})
         return part
 
-    def _ids_are_tokens(self) -> bool:
-        metric = self.metric
+    def _ids_are_tokens(self, metric: Metric | None = None) -> bool:
+        metric = self.metric if metric is None else metric
         return isinstance(metric, BleuMetric) and metric.tokenizer.name == "none" and not metric.tokenizer.lowercase
 
     # ------------------------------------------------------------------ statistics
@@ -131,23 +155,48 @@ class TuningSet:
         tokens = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
         return self.batch_stats(tokens, offsets, np.full(len(arrays), sentence, dtype=np.int64))
 
-    def batch_stats(self, tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> np.ndarray:
+    def batch_stats(
+        self, tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray, metric: Metric | None = None
+    ) -> np.ndarray:
         """Statistics of many hypotheses at once: hypothesis ``i`` is ``tokens[offsets[i]:offsets[i+1]]``
-        (word ids) of sentence ``sentences[i]``. The decoder's sentence markers are removed first
-        (:func:`~hypertune.metrics.base.strip_sentence_markers`). One compiled call for BLEU."""
+        (word ids) of sentence ``sentences[i]``, by the tuning set's metric (or ``metric``, a component of it).
+        The decoder's sentence markers are removed first (:func:`~hypertune.metrics.base.strip_sentence_markers`).
+        One compiled call for BLEU."""
+        metric = self.metric if metric is None else metric
+        if metric.given_names:
+            raise InputError(f"--metric {metric.name} reads the scores k-best hypotheses carry, and these "
+                             "hypotheses come from a lattice or forest")  # fmt: skip
         if self.precomputed:
             raise InputError("this tuning set has precomputed statistics and no hypothesis strings")
         vocabulary = self.vocabulary
         tokens, offsets = strip_sentence_marker_ids(
             np.asarray(tokens), np.asarray(offsets), vocabulary.get(SENTENCE_START), vocabulary.get(SENTENCE_END)
         )
-        metric = self.metric
         n = sentences.size
-        if isinstance(metric, BleuMetric) and self._prepared is not None:  # prepared unless precomputed
-            if not self._ids_are_tokens():
+        prepared = self._bleu_references(metric)
+        if isinstance(metric, BleuMetric) and prepared is not None:
+            if not self._ids_are_tokens(metric):
                 tokens, offsets = metric.flatten([self.text(tokens[offsets[i] : offsets[i + 1]]) for i in range(n)])
-            return metric.stats_batch(tokens, offsets, sentences, self._prepared)
-        out = np.zeros((n, metric.stats_size))
+            return metric.stats_batch(tokens, offsets, sentences, prepared)
+        return self._text_stats(metric, tokens, offsets, sentences)
+
+    def _bleu_references(self, metric: Metric) -> BleuReferences | None:
+        """The references prepared for ``metric`` when it is BLEU (the tuning set's own, or an interpolation's
+        component, prepared on first use)."""
+        if metric is self.metric:
+            return self._prepared
+        if not isinstance(metric, BleuMetric):
+            return None
+        prepared = self._prepared_components.get(id(metric))
+        if prepared is None:
+            if self._ids_are_tokens(metric):
+                metric.vocabulary = self.vocabulary
+            prepared = self._prepared_components[id(metric)] = metric.prepare(self.references)
+        return prepared
+
+    def _text_stats(self, metric: Metric, tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> np.ndarray:
+        """``metric``'s statistics of hypotheses given as word ids, sentence by sentence through their text."""
+        out = np.zeros((sentences.size, metric.stats_size))
         for sentence in np.unique(sentences):
             rows = np.flatnonzero(sentences == sentence)
             texts = [self.text(tokens[offsets[i] : offsets[i + 1]]) for i in rows]
@@ -164,7 +213,7 @@ class TuningSet:
         if cached is not None:
             return cached
         hg = self.graphs[sentence]
-        if hg.edge_stats is not None:
+        if hg.edge_stats is not None and not self.metric.given_names:
             stats = hg.edge_stats
         else:
             if not hg.is_kbest:
@@ -177,18 +226,39 @@ class TuningSet:
         """The statistics of every edge of the k-best list ``hg`` against ``sentence``'s references (row 0,
         the start axiom, zeros): every hypothesis's words (its target minus the start-node reference) in
         one batch."""
+        if self.metric.given_names:
+            rows = np.hstack([self._component_rows(m, sentence, hg) for m in _components(self.metric)])
+        else:
+            rows = self._word_rows(self.metric, sentence, hg)
+        return np.vstack([np.zeros((1, self.stats_size)), rows])
+
+    def _word_rows(self, metric: Metric, sentence: int, hg: Hypergraph) -> np.ndarray:
+        """``metric``'s statistics of every hypothesis of the k-best list ``hg``, from its words (one batch)."""
         lengths = np.diff(hg.target_offsets)[1:]
         tokens = hg.target[hg.target_offsets[1] :]
         words = tokens >= 0
         counts = np.bincount(np.repeat(np.arange(lengths.size), lengths)[words], minlength=lengths.size)
         offsets = offsets_from_counts(counts)
-        rows = self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64))
-        return np.vstack([np.zeros((1, self.stats_size)), rows])
+        return self.batch_stats(tokens[words], offsets, np.full(lengths.size, sentence, dtype=np.int64), metric)
+
+    def _component_rows(self, metric: Metric, sentence: int, hg: Hypergraph) -> np.ndarray:
+        """One component's statistics of every hypothesis of a k-best list: from the given scores it reads, from
+        the precomputed statistics (FEATSTAT/SCORESTAT, which must be this component's), or from the words."""
+        if metric.given_names:
+            assert hg.edge_scores is not None  # checked when the set was made
+            return metric.stats_from_given(np.column_stack([hg.edge_scores.column(n)[1:] for n in metric.given_names]))
+        if hg.edge_stats is not None:
+            if hg.edge_stats.shape[1] != metric.stats_size:
+                found, wanted = hg.edge_stats.shape[1], metric.stats_size
+                raise InputError(f"the precomputed statistics of sentence {self.sentence_ids[sentence]} have {found} "
+                                 f"columns, not the {wanted} of {metric.name}")  # fmt: skip
+            return hg.edge_stats[1:]
+        return self._word_rows(metric, sentence, hg)
 
     @property
     def stats_size(self) -> int:
         first = self.graphs[0].edge_stats
-        if self.precomputed and first is not None:
+        if self.precomputed and first is not None and not self.metric.given_names:
             return int(first.shape[1])
         return self.metric.stats_size
 
@@ -200,3 +270,8 @@ class TuningSet:
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
+
+
+def _components(metric: Metric) -> list[Metric]:
+    """An interpolation's metrics, in the order of its statistics; a metric of its own."""
+    return list(metric.metrics) if isinstance(metric, InterpolatedMetric) else [metric]

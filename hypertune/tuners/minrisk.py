@@ -38,8 +38,8 @@ from hypertune.algorithms.expectations import InsideOutside, inside_outside, sco
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, UsageError, warn
 from hypertune.hypergraph import Hypergraph, PackedGraphs
-from hypertune.metrics import BleuMetric, better
-from hypertune.metrics.gains import sentence_gains
+from hypertune.metrics import BleuMetric, Metric, better
+from hypertune.metrics.gains import gain_for, has_bleu_statistics, sentence_gains
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
@@ -50,6 +50,7 @@ from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
     ExpectedBleu,
+    ExpectedGain,
     ExpectedLinearBleu,
     ExpectedRisk,
     Objective,
@@ -210,6 +211,8 @@ class RiskProblem:
         self.before = math.nan  # the start weights' metric, once fit measures it
         self._reported: np.ndarray | None = None  # the weights of the last checkpoint (``None``: none yet)
         order = self.shards.map(risk_shard_check)[0]
+        if options.objective == "linear-bleu" and (self.metric.given_names or not has_bleu_statistics(self.metric)):
+            _refuse_linear_bleu(self.metric)
         precisions = None
         if options.objective == "linear-bleu" and options.linear_p is None:  # estimated from the whole corpus
             precisions = estimate_precisions(np.vstack(self.shards.map(risk_shard_best_rows, self.start)), order)
@@ -254,7 +257,7 @@ class RiskProblem:
         result, entropy, gradient, scale_gradient = self._terms(w, gamma, 0.0)
         sign = _own_sign(self.objective, 1.0)
         return Evaluation(
-            self.options.objective,
+            self.objective.name,
             sign * result.value,
             entropy,
             {self.names[k]: sign * float(gradient[k]) for k in np.union1d(self.free, np.flatnonzero(gradient))},
@@ -318,7 +321,7 @@ class RiskProblem:
             seed=options.seed,
             metric=metric_label(self.metric),
             higher_is_better=self.metric.higher_is_better,
-            objective=options.objective,
+            objective=self.objective.name,
             objective_before=value_before,
             objective_after=self.evaluation(w, gamma).value,
             scale=gamma,
@@ -521,10 +524,20 @@ def risk_shard_check(shard: Shard) -> int:
 
 def _own_sign(objective: Objective, value: float) -> float:
     """The minimized value of an objective in the objective's own sign (xbleu and gain are maximized)."""
-    return -value if isinstance(objective, ExpectedBleu | ExpectedLinearBleu) else value
+    return -value if isinstance(objective, ExpectedBleu | ExpectedGain) else value
+
+
+def _bleu_statistics(tuning_set: TuningSet) -> bool:
+    """Whether the tuning set's statistics are BLEU's (BLEU, or precomputed SCORESTAT); otherwise minimum risk
+    maximizes the expected sentence value of the metric (:class:`ExpectedGain`)."""
+    if tuning_set.metric.given_names:
+        return False
+    return tuning_set.precomputed or has_bleu_statistics(tuning_set.metric)
 
 
 def _check_metric(tuning_set: TuningSet) -> None:
+    if not _bleu_statistics(tuning_set):
+        return
     if tuning_set.precomputed:
         if tuning_set.stats_size % 2 != 1:
             raise InputError("minimum-risk training needs BLEU statistics (m1 c1 ... mN cN reflen)")
@@ -553,6 +566,8 @@ def _prepare(
     BLEU's p and r when estimated from a whole corpus this is a shard of)."""
     order = _max_order(tuning_set)
     graphs = list(tuning_set.graphs)
+    if not _bleu_statistics(tuning_set):
+        return _expected_score_space(tuning_set, options, start)
     if options.objective == "risk":
         graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
         stats = np.vstack(lists)
@@ -565,6 +580,24 @@ def _prepare(
     if options.objective == "linear-bleu":
         return _linear_bleu_space(tuning_set, options, model_best.stats(start), order, precisions)
     return _xbleu_space(tuning_set, options, model_best.stats(start), order)
+
+
+def _expected_score_space(tuning_set: TuningSet, options: MinRiskOptions, start: np.ndarray) -> _Space:
+    """A metric whose statistics are not BLEU's: every sentence as a k-best list (lattices and forests: their
+    ``kbest`` best under the start weights), one column: each hypothesis's sentence value as a gain
+    (:func:`~hypertune.metrics.gains.gain_for`; a given score as it is), maximized in expectation."""
+    metric = tuning_set.metric
+    if options.objective == "linear-bleu":
+        _refuse_linear_bleu(metric)
+    graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
+    gains = np.asarray(gain_for(metric).score(np.vstack(lists)), dtype=np.float64)
+    gains[offsets_from_counts([hg.num_edges for hg in graphs])[:-1]] = 0.0  # each list's start axiom (edge 0)
+    return _space(graphs, [(hg, None) for hg in graphs], gains[:, None], ExpectedGain(len(graphs)))
+
+
+def _refuse_linear_bleu(metric: Metric) -> None:
+    raise UsageError(f"--objective linear-bleu needs BLEU statistics; --metric {metric_label(metric)} is tuned by "
+                     "its expected sentence value (the default objective)")  # fmt: skip
 
 
 def _space(
@@ -589,6 +622,8 @@ _Source = tuple[Hypergraph, np.ndarray | None]
 
 
 def _max_order(tuning_set: TuningSet) -> int:
+    if not _bleu_statistics(tuning_set):
+        return 4  # unused: the gain is the metric's own sentence value
     if tuning_set.precomputed:
         return (tuning_set.stats_size - 1) // 2
     return _bleu_metric(tuning_set).max_order

@@ -38,7 +38,7 @@ from hypertune.arrays import offsets_from_counts
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError
 from hypertune.metrics.background import background_bleu_distinct
-from hypertune.metrics.gains import BACKGROUND, Gain
+from hypertune.metrics.gains import BACKGROUND, Gain, gain_for
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.finishing import finish_weights
@@ -409,7 +409,7 @@ def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.nda
     """The statistics of every hypothesis (boundary words dropped, as :meth:`HopeFearDecoder._kbest`), in one
     batch for the whole corpus."""
     graphs = tuning_set.graphs
-    if tuning_set.precomputed:
+    if tuning_set.precomputed or tuning_set.metric.given_names:  # statistics the graphs carry, not words
         return np.vstack([decoder.kbest_stats(s)[1:] for s in range(len(graphs))])
     tokens = np.concatenate([g.target for g in graphs]).astype(np.int64)
     bounds = np.concatenate([g.target_offsets[2:] for g in graphs]).astype(np.int64)
@@ -578,7 +578,7 @@ class _MiraShard:
         order = getattr(getattr(metric, "bleu", metric), "max_order", 4)
         self.options = options
         self.size = len(tuning_set)
-        self.gain = Gain(options.gain, order, options.decay, options.background_init, options.linear)
+        self.gain = gain_for(metric, options.gain, order, options.decay, options.background_init, options.linear)
         decoder = HopeFearDecoder(tuning_set, search=options.search)
         self.runner = _KbestRunner(tuning_set, decoder) if mode == "nbest" else _ForestRunner(tuning_set, decoder)
         self.w, self.totals, self.last, self.state = w.copy(), w.copy(), np.zeros(w.size), np.zeros(1)

@@ -49,12 +49,15 @@ class ExpectedRisk:
         return ObjectiveValue(risk, np.array([1.0 / self.sentences]), {"risk": risk})
 
 
-class ExpectedLinearBleu:
-    """``linear-bleu``: the mean over sentences of the expected linear-BLEU gain ``G(e) = θ₀|e| + Σₙ θₙ #ₙ(e)``
-    (Tromble et al. 2008, eq. 3-5), maximized, so the value is ``-expected_gain``. One column: each edge's
-    share of the gain (its words and the n-grams it creates are additive over a derivation)."""
+class ExpectedGain:
+    """The mean over sentences of a hypothesis gain's expectation, maximized, so the value is ``-expected_gain``.
+    One column: each edge's share of the gain (a k-best hypothesis edge: the whole gain). ``expected-score``:
+    the sentence value of a metric whose statistics are not BLEU's (a given score, TER negated: the gain
+    :func:`~hypertune.metrics.gains.gain_for` makes), on k-best lists; its exact gradient is the covariance of
+    the gain with the features (Li & Eisner 2009, the first-order expectation semiring)."""
 
-    name = "linear-bleu"
+    name = "expected-score"
+    part = "expected_score"
     columns = 1
 
     def __init__(self, sentences: int) -> None:
@@ -62,7 +65,16 @@ class ExpectedLinearBleu:
 
     def evaluate(self, totals: np.ndarray) -> ObjectiveValue:
         gain = float(totals[0]) / self.sentences
-        return ObjectiveValue(-gain, np.array([-1.0 / self.sentences]), {"expected_gain": gain})
+        return ObjectiveValue(-gain, np.array([-1.0 / self.sentences]), {self.part: gain})
+
+
+class ExpectedLinearBleu(ExpectedGain):
+    """``linear-bleu``: the mean over sentences of the expected linear-BLEU gain ``G(e) = θ₀|e| + Σₙ θₙ #ₙ(e)``
+    (Tromble et al. 2008, eq. 3-5), maximized; each edge's share of the gain is the words and the n-grams it
+    creates, which add up over a derivation."""
+
+    name = "linear-bleu"
+    part = "expected_gain"
 
 
 class ExpectedBleu:
@@ -135,5 +147,5 @@ class ExpectedBleu:
         return ObjectiveValue(-bleu, -bleu * gradient, {"xbleu": bleu})
 
 
-Objective = ExpectedRisk | ExpectedLinearBleu | ExpectedBleu
+Objective = ExpectedRisk | ExpectedGain | ExpectedBleu
 OBJECTIVES = RISK_OBJECTIVES

@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from hypertune import interrupts
 from hypertune.choices import STRUCTURED_LOSSES
 from hypertune.errors import UsageError
-from hypertune.metrics.gains import Gain, smoothed_gain
+from hypertune.metrics.gains import gain_for, smoothed_gain
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.finishing import finish_weights
@@ -125,7 +125,7 @@ class GraphSpace:
 
     def __init__(self, tuning_set: TuningSet, order: int, gain: str = "bleu+1") -> None:
         self.decoder = HopeFearDecoder(tuning_set)
-        self.gain = Gain(gain, order)
+        self.gain = gain_for(tuning_set.metric, gain, order)
 
     @property
     def sentences(self) -> int:

@@ -406,7 +406,7 @@ def test_cli_trains_and_writes_weights(tmp_path, capsys):
     [
         (["--anneal", "10:0.5:1", "--entropy", "1"], "annealing sets T"),
         (["--anneal", "10:2:1"], "0 < FACTOR < 1"),
-        (["--metric", "ter"], "not BLEU"),
+        (["--metric", "ter", "--objective", "linear-bleu"], "needs BLEU statistics"),
         (["--linear-p", "0.5", "--objective", "linear-bleu"], "both --linear-p and --linear-r"),
         (["--evaluate", "--out", "x"], "writes no weights"),
     ],
