@@ -152,10 +152,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def percent(score: float, digits: int = 2) -> str:
+def percent(score: float, digits: int = 2, scale: float = 100.0) -> str:
     """A metric value (0-1 inside hypertune and in JSON) as every human summary shows it: 0-100, as
-    sacrebleu prints BLEU, chrF and TER."""
-    return f"{100 * score:.{digits}f}"
+    sacrebleu prints BLEU, chrF and TER; ``scale`` 1 (``Metric.display_scale`` of given scores, which are never
+    rescaled): as it is, with two more digits."""
+    if scale == 100.0:
+        return f"{100 * score:.{digits}f}"
+    return f"{scale * score:.{digits + 2}f}"
 
 
 def write_or_print(text: str, path: str, what: str, write: Callable[[], object]) -> None:

@@ -12,6 +12,7 @@ from hypertune.cli.common import add_output_options, percent, run_tuning_command
 from hypertune.cli.options import (
     add_cluster_options,
     add_envelope_options,
+    add_heldout_options,
     add_input_options,
     add_metric_options,
     add_plot_option,
@@ -59,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "init.opt's minimum and maximum lines bound the random restarts",
     )
     add_metric_options(parser)
+    add_heldout_options(parser)
     add_tuner_options(parser, MertOptions)
     parser.add_argument(
         "--prune-density",

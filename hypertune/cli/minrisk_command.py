@@ -29,6 +29,7 @@ def register(subparsers: Any) -> None:
     from hypertune.cli.common import add_output_options, run_tuning_command
     from hypertune.cli.options import (
         add_cluster_options,
+        add_heldout_options,
         add_input_options,
         add_metric_options,
         add_plot_option,
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
     add_input_options(parser)
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
     add_metric_options(parser)
+    add_heldout_options(parser)
     add_tuner_options(parser, MinRiskOptions)
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")

@@ -33,10 +33,12 @@ def register(subparsers: Any) -> None:
         add_cache_option,
         add_cluster_options,
         add_graph_format_option,
+        add_heldout_options,
         add_plot_option,
         add_prune_option,
         add_strict_option,
         add_tuner_options,
+        metric_help,
     )
     from hypertune.tuners.mira_options import MiraOptions
 
@@ -93,6 +95,14 @@ def register(subparsers: Any) -> None:
         choices=WEIGHTS_FORMATS,
         help="weights file format (default: cdec, 'name value' lines)",
     )
+    parser.add_argument("--metric", "-m", default="bleu", metavar="SPEC", help=metric_help("bleu"))
+    parser.add_argument(
+        "--scores",
+        nargs="+",
+        metavar="FILE",
+        help="given scores of the hypotheses, one file per n-best/FEATSTAT input in its order (name=value lines)",
+    )
+    add_heldout_options(parser)
     parser.add_argument("--tokenize", "-tok", default="none", choices=TOKENIZERS, help="BLEU tokenizer (default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")
     add_graph_format_option(parser)
@@ -116,9 +126,9 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def input_arguments(args: argparse.Namespace) -> Any:
-    """kbmira's input options gathered into ``args.inputs`` and checked; the BLEU metric to tune."""
+    """kbmira's input options gathered into ``args.inputs`` and checked; the metric to tune (BLEU by default)."""
     from hypertune.errors import UsageError
-    from hypertune.metrics import BleuMetric
+    from hypertune.metrics import parse_metric
 
     if args.scfile and len(args.scfile) != len(args.ffile):
         raise UsageError(f"{len(args.ffile)} feature files but {len(args.scfile)} score files")
@@ -127,7 +137,7 @@ def input_arguments(args: argparse.Namespace) -> Any:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, hypergraphs or an hgdir")
     if not args.init:
         raise UsageError("give the initial weights with --init (or --dense-init/--sparse-init)")
-    return BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
+    return parse_metric(args.metric, {"tokenize": args.tokenize, "lowercase": args.lowercase})
 
 
 def fit(args: argparse.Namespace) -> Any:
@@ -150,13 +160,15 @@ def _run(args: argparse.Namespace, tuning_set: Any, data: Any, initial: Any, sta
     """Train on ``data`` (the tuning set, or its shards: iterative parameter mixing); report ``tuning_set``."""
     from hypertune.cli.common import percent
     from hypertune.cli.tuning import Fitted, interruptible
+    from hypertune.tuners.base import metric_label
 
     load_seconds = time.perf_counter() - started
+    label, scale = metric_label(tuning_set.metric), tuning_set.metric.display_scale
 
     def report(epoch: Any) -> None:
         print(
             f"epoch {epoch.epoch}: {epoch.updates}/{epoch.examples} updates, avg loss = "
-            f"{epoch.average_loss:.4g}, BLEU = {100 * epoch.score:.2f}",
+            f"{epoch.average_loss:.4g}, {label} = {percent(epoch.score, scale=scale)}",
             file=sys.stderr,
         )
 

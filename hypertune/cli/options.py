@@ -134,6 +134,20 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     add_strict_option(parser)
 
 
+def add_heldout_options(parser: argparse.ArgumentParser) -> None:
+    """``--heldout``: every tuning command reports every metric held-out data supports, before and after."""
+    group = parser.add_argument_group("held-out report")
+    group.add_argument(
+        "--heldout",
+        nargs="+",
+        metavar="INPUT",
+        help="after tuning, rerank these inputs with the start and the tuned weights and report every metric they "
+        'support: each given score (JSONL "scores", --heldout-scores), and BLEU, chrF and TER with --heldout-refs',
+    )
+    group.add_argument("--heldout-refs", nargs="+", metavar="REF", help="the held-out set's references (or a prefix)")
+    group.add_argument("--heldout-scores", nargs="+", metavar="FILE", help="given scores of --heldout, as --scores")
+
+
 def add_cache_option(parser: argparse.ArgumentParser) -> None:
     """``--cache DIR``: the native input cache (docs/cli.md)."""
     parser.add_argument(
@@ -260,6 +274,13 @@ def parse_bounds(values: list[str]) -> dict[str, tuple[float, float]]:
     return bounds
 
 
+def metric_help(default: str) -> str:
+    """The help of every ``--metric``."""
+    return (f"one of {', '.join(METRICS)} (default {default}; ibm-bleu is cdec's); scores.NAME, the mean of a score "
+            "the inputs give each hypothesis (JSONL \"scores\", --scores); or an interpolation such as "
+            "'bleu:0.5,ter:-0.5' or 'scores.comet:0.7,bleu:0.3'")  # fmt: skip
+
+
 def add_metric_options(parser: argparse.ArgumentParser, default: str = "bleu") -> None:
     """The metric options of ``hypertune bleu``; for tuning the tokenizer defaults to ``none``, since
     decoder output and tuning references are tokenized already (as Moses, cdec and Z-MERT assume)."""
@@ -267,8 +288,7 @@ def add_metric_options(parser: argparse.ArgumentParser, default: str = "bleu") -
         "--metric",
         "-m",
         default=default,
-        help=f"one of {', '.join(METRICS)} (default {default}; ibm-bleu is cdec's), or an interpolation such as "
-        "'bleu:0.5,ter:-0.5'",
+        help=metric_help(default),
     )
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="none", help="tokenizer (default: none)")
     parser.add_argument("--lowercase", "-lc", action="store_true", help="lowercase before scoring")

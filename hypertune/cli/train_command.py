@@ -54,6 +54,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     from hypertune.cli.common import add_output_options, run_tuning_command
     from hypertune.cli.options import (
         add_cluster_options,
+        add_heldout_options,
         add_input_options,
         add_metric_options,
         add_plot_option,
@@ -73,6 +74,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     add_input_options(parser)
     parser.add_argument("--init", "-i", action="append", required=True, metavar="W", help="start weights (repeatable)")
     add_metric_options(parser)  # the reported metric's; the training gain's smoothing is --gain-smooth
+    add_heldout_options(parser)
     if with_loss:
         add_tuner_options(parser, TrainOptions, merged=(OnlineOptions,))
         group = parser.add_argument_group("online optimizers and structured losses")

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.cli.common import add_output_options, run_tuning_command
-from hypertune.cli.options import add_cluster_options, add_input_options, add_metric_options, add_tuner_options
+from hypertune.cli.options import (
+    add_cluster_options,
+    add_heldout_options,
+    add_input_options,
+    add_metric_options,
+    add_tuner_options,
+)
 
 if TYPE_CHECKING:
     from hypertune.cli.tuning import Fitted
@@ -33,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction, command: str) -> None:
     add_input_options(parser)
     parser.add_argument("--init", "-i", action="append", metavar="W", help="start weights (repeatable; default 0)")
     add_metric_options(parser)
+    add_heldout_options(parser)
     add_tuner_options(parser, options)
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")

@@ -278,12 +278,19 @@ def _positional_order(args: argparse.Namespace | None, tuning_set: HasFeatures) 
     return list(tuning_set.feature_space.names)
 
 
-def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: TuningResult, details: str) -> int:
+def report_tuning(
+    args: argparse.Namespace,
+    tuning_set: TuningSet | Shards,
+    result: TuningResult,
+    details: str,
+    heldout: dict[str, Any] | None = None,
+) -> int:
     """The one ending of every tuning command: write the weights (``--out``, ``--out-format``; printed on
     stdout instead if the write fails), draw the history (``--plot``), then print the result -- one summary
-    line with the metric before and after on the 0-100 scale and the tuner's ``details``, then the weights
-    unless they were written -- or under ``--json`` the result's
-    :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence count and the output path."""
+    line with the metric before and after on the 0-100 scale (given scores as they are) and the tuner's
+    ``details``, the held-out report (:func:`heldout_report`), then the weights unless they were written -- or
+    under ``--json`` the result's :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence count,
+    the output path and ``heldout``."""
     if args.out:
         text = format_weights(result.weights, args.out_format)
         try:
@@ -292,17 +299,21 @@ def report_tuning(args: argparse.Namespace, tuning_set: TuningSet, result: Tunin
             sys.stdout.write(format_weights(result.weights, "json"))
             sys.stdout.flush()
             raise InputError(f"{error}; the weights are printed on stdout as JSON instead", args.out) from None
+    scale = tuning_set.metric.display_scale
+    before, after = percent(result.score_before, scale=scale), percent(result.score_after, scale=scale)
     if getattr(args, "plot", None):
         from hypertune.cli.plots import plot_history
 
-        title = f"{args.command}: {result.metric} {percent(result.score_before)} → {percent(result.score_after)}"
-        plot_history(result, args.plot, title)
+        plot_history(result, args.plot, f"{args.command}: {result.metric} {before} → {after}")
     payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
     kept = "; kept the start weights: nothing found scored better" if result.kept_start else ""
     summary = [
-        f"{result.metric.upper()} before {percent(result.score_before)} after {percent(result.score_after)} "
+        f"{result.metric.upper() if scale == 100.0 else result.metric} before {before} after {after} "
         f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s{kept})"
     ]
+    if heldout is not None:
+        payload["heldout"] = heldout
+        summary += heldout_lines(heldout)
     naming = getattr(tuning_set, "naming", None)  # where the sentence ids come from (file names, ...)
     if naming is not None:
         payload["sentence_ids"] = naming.origin
@@ -327,13 +338,59 @@ class Fitted(NamedTuple):
 def run_tuning(args: argparse.Namespace) -> int:
     """The one runner of every tuning command: the command's ``fit(args)`` (tuning input, tuner, fit), then
     :func:`report_tuning` and the run's ``after``."""
+    check_heldout_options(args)
     fitted = args.fit(args)
     if isinstance(fitted, int):  # a command's mode that reports itself (minrisk --evaluate)
         return fitted
-    code = report_tuning(args, fitted.described, fitted.result, fitted.details)
+    heldout = heldout_report(args, fitted.described, fitted.result) if getattr(args, "heldout", None) else None
+    code = report_tuning(args, fitted.described, fitted.result, fitted.details, heldout)
     if fitted.after is not None:
         fitted.after()
     return code
+
+
+def check_heldout_options(args: argparse.Namespace) -> None:
+    """``--heldout-refs`` and ``--heldout-scores`` belong to ``--heldout``."""
+    if not getattr(args, "heldout", None):
+        for name in ("heldout_refs", "heldout_scores"):
+            if getattr(args, name, None):
+                raise UsageError(f"--{name.replace('_', '-')} describes the --heldout inputs: give --heldout too")
+
+
+def heldout_report(args: argparse.Namespace, described: TuningSet | Shards, result: TuningResult) -> dict[str, Any]:
+    """``--heldout``: the held-out inputs reranked with the start weights (``--init``) and the tuned ones, every
+    metric they support before and after (:func:`~hypertune.tuners.reranking.before_and_after`)."""
+    from hypertune.tuners.reranking import before_and_after, heldout_metrics
+
+    held = argparse.Namespace(inputs=args.heldout, scores=getattr(args, "heldout_scores", None),
+                              format=getattr(args, "format", None), cache=getattr(args, "cache", None))  # fmt: skip
+    graphs, _ = load_graphs(held)
+    if not graphs:
+        raise UsageError("--heldout: the inputs hold no sentences")
+    refs = getattr(args, "heldout_refs", None)
+    references = read_references(refs) if refs else None
+    options = {"tokenize": getattr(args, "tokenize", "none"), "lowercase": getattr(args, "lowercase", False)}
+    metrics = heldout_metrics(graphs, references is not None, **options)
+    if not metrics:
+        raise UsageError("--heldout: the inputs carry no scores and no --heldout-refs were given: nothing to report")
+    with warnings.catch_warnings():  # the start weights were checked when the tuning began
+        warnings.simplefilter("ignore")
+        start, _ = load_weights(getattr(args, "init", None) or [], described, args)
+    return before_and_after(graphs, references, start, result.weights, metrics)
+
+
+def heldout_lines(heldout: dict[str, Any]) -> list[str]:
+    """The held-out report as summary lines: one metric a line, before and after (0-100, given scores as they
+    are), marked where lower is better."""
+    from hypertune.metrics.given_scores import PREFIX
+
+    lines = [f"held-out ({heldout['sentences']} sentences):"]
+    for name, row in heldout["metrics"].items():
+        scale = 1.0 if name.startswith(PREFIX) else 100.0
+        lower = " (lower is better)" if not row["higher_is_better"] else ""
+        shown = f"{percent(row['before'], scale=scale)} -> {percent(row['after'], scale=scale)}"
+        lines.append(f"  {name.upper() if scale == 100.0 else name} {shown}{lower}")
+    return lines
 
 
 def fit_tuner(

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, warn
-from hypertune.hypergraph import Hypergraph, union
+from hypertune.hypergraph import EdgeScores, Hypergraph, union
 
 if TYPE_CHECKING:
     from hypertune.formats.registry import SentenceIds
@@ -192,8 +192,10 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
     first = lists[0]
     seen: set[tuple] = set()
     rows = []  # (graph, edge)
+    names = _common_score_names(lists)
     for hg in lists:
         stats = hg.edge_stats
+        scores = None if names is None else _score_columns(hg, names)
         for e in range(1, hg.num_edges):
             start, stop = hg.features.indptr[e], hg.features.indptr[e + 1]
             key = (
@@ -201,6 +203,7 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
                 tuple(hg.features.indices[start:stop]),
                 tuple(hg.features.data[start:stop]),
                 None if stats is None else tuple(stats[e]),
+                None if scores is None else tuple(scores[e]),
             )
             if key not in seen:
                 seen.add(key)
@@ -217,6 +220,10 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
     stats = None
     if all(hg.edge_stats is not None for hg in lists):
         stats = np.vstack([np.asarray(first.edge_stats)[:1]] + [np.asarray(hg.edge_stats)[e : e + 1] for hg, e in rows])
+    edge_scores = None
+    if names is not None:
+        zero = np.zeros((1, len(names)))
+        edge_scores = EdgeScores(names, np.vstack([zero] + [_score_columns(hg, names)[e : e + 1] for hg, e in rows]))
     edges = len(rows) + 1
     return Hypergraph(
         num_nodes=2,
@@ -232,4 +239,19 @@ def _merge_one(lists: list[Hypergraph]) -> Hypergraph:
         metadata=metadata,
         sentence_id=first.sentence_id,
         edge_stats=stats,
+        edge_scores=edge_scores,
     )
+
+
+def _common_score_names(lists: Sequence[Hypergraph]) -> tuple[str, ...] | None:
+    """The given-score names every list's hypotheses carry (in the first list's order), ``None`` if a list has
+    none: what a merged list keeps."""
+    if any(hg.edge_scores is None for hg in lists):
+        return None
+    found = [hg.edge_scores.names for hg in lists if hg.edge_scores is not None]
+    return tuple(n for n in found[0] if all(n in other for other in found[1:]))
+
+
+def _score_columns(hg: Hypergraph, names: tuple[str, ...]) -> np.ndarray:
+    assert hg.edge_scores is not None
+    return np.column_stack([hg.edge_scores.column(n) for n in names]) if names else np.zeros((hg.num_edges, 0))
