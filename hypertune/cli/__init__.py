@@ -39,6 +39,7 @@ from hypertune.errors import HypertuneError, HypertuneWarning, UsageError
 COMMANDS = {
     "inspect": "count nodes, edges, derivations and features of graphs",
     "decode": "best (or k best) derivations of graphs under weights",
+    "rerank": "each sentence's best hypothesis under weights, as plain text (or JSON/JSONL with its scores)",
     "inside": "inside/outside values of every node in any semiring, with the computation written out",
     "convert": "convert graphs (or weights) between formats",
     "draw": "draw a graph (Graphviz DOT; SVG/PNG with dot): best derivation, posteriors, node scores",

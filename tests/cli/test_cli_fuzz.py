@@ -54,6 +54,7 @@ def base_commands() -> dict[str, list[str]]:
     return {
         "inspect": [FOREST],
         "decode": [FOREST, "--weights", FOREST_WEIGHTS],
+        "rerank": [NBEST, "--weights", INIT],
         "inside": [FOREST, "--semiring", "counting"],
         "convert": [FOREST, "converted.json", "--to", "hypertune"],
         "draw": [FOREST, "--weights", FOREST_WEIGHTS, "--out", "forest.dot"],
