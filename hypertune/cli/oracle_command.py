@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.cli.common import emit, percent
     from hypertune.cli.tuning import tuning_input
     from hypertune.errors import HypertuneError, UsageError
+    from hypertune.tuners.base import metric_label
     from hypertune.tuners.corpus import TuningSet
     from hypertune.tuners.oracle import Oracle, OracleSearch
 
@@ -140,10 +141,16 @@ def run(args: argparse.Namespace) -> int:
         model = model[[o.sentence for o in result.oracles]]  # the finished sentences'
         plot_oracles(model, np.asarray([o.score for o in result.oracles]), args.plot, args.metric)
     ids = tuning_set.sentence_ids
-    lines = [f"{ids[o.sentence]}\t{percent(o.score)}\t{o.text}" for o in result.oracles] if not args.out else []
+    scale = tuning_set.metric.display_scale
+    label = metric_label(tuning_set.metric)
+    lines = (
+        [f"{ids[o.sentence]}\t{percent(o.score, scale=scale)}\t{o.text}" for o in result.oracles]
+        if not args.out
+        else []
+    )
     count = f"{len(finished)} finished of {len(tuning_set)}" if result.unfinished else str(len(tuning_set))
     lines.append(
-        f"oracle BLEU {percent(result.bleu)} ({count} sentences, method {result.method}, "
+        f"oracle {label} {percent(result.bleu, scale=scale)} ({count} sentences, method {result.method}, "
         f"{result.seconds:.2f} s)" + (f"; written to {args.out}" if args.out and finished else "")
     )
     payload = {
