@@ -305,11 +305,12 @@ def report_tuning(
         from hypertune.cli.plots import plot_history
 
         plot_history(result, args.plot, f"{args.command}: {result.metric} {before} → {after}")
-    payload = {**result.to_json(), "sentences": len(tuning_set), "output": args.out}
+    sentences = len(tuning_set) if isinstance(tuning_set, TuningSet) else tuning_set.sentences
+    payload = {**result.to_json(), "sentences": sentences, "output": args.out}
     kept = "; kept the start weights: nothing found scored better" if result.kept_start else ""
     summary = [
         f"{result.metric.upper() if scale == 100.0 else result.metric} before {before} after {after} "
-        f"({len(tuning_set)} sentences, {details}, {result.seconds:.2f} s{kept})"
+        f"({sentences} sentences, {details}, {result.seconds:.2f} s{kept})"
     ]
     if heldout is not None:
         payload["heldout"] = heldout
