@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hypertune.choices import WEIGHTS_FORMATS
 from hypertune.cli import COMMANDS
@@ -134,9 +134,7 @@ def fit(args: argparse.Namespace) -> Fitted:
             # an interrupt shuts the cluster down on its way out
             with interruptible(args, on_cluster, pruned) as best:
                 result = _mert(args, box, best).fit_shards(on_cluster, init)
-            details = (
-                f"{len(result.history)} start points, {result.line_searches} line searches, {on_cluster.count} shards"
-            )
+            details = f"{_searched(args, result)}, {on_cluster.count} shards"
             if args.prune_density:  # the workers hold only their pruned shards
                 details += f", scored on the graphs pruned to {args.prune_density:g} edges/word"
             return Fitted(on_cluster, result, details)
@@ -153,7 +151,7 @@ def fit(args: argparse.Namespace) -> Fitted:
         result = mert.fit(tuning_set, init) if shards is None else mert.fit_shards(shards, init)
     if args.envelope_nbest and result.envelope_derivations is None:
         raise UsageError("--envelope-nbest is for lattices and hypergraphs; k-best input has nothing to add")
-    details = f"{len(result.history)} start points, {result.line_searches} line searches"
+    details = _searched(args, result)
     if tuning_set is not given:  # searched on pruned graphs; report the weights on the inputs as given
         model_best = ModelBest(given)
         result.pruned_score_after = result.score_after
@@ -183,3 +181,13 @@ def _mert(
     report = _progress_line if show_progress(args) else None
     options = tuner_options(args, MertOptions, restart_box=box, collect_envelopes=bool(args.envelope_nbest))
     return Mert(options, progress=report, checkpoint=checkpoint)
+
+
+def _searched(args: argparse.Namespace, result: Any) -> str:
+    """What the search did: start points and line searches, or, for random search and the grid, the weight
+    vectors scored (the last history entry's count)."""
+    from hypertune.tuners.mert_options import SEARCH_OPTIMIZERS
+
+    if args.optimizer in SEARCH_OPTIMIZERS:
+        return f"{args.optimizer}, {result.history[-1].iteration if result.history else 0} weight vectors scored"
+    return f"{len(result.history)} start points, {result.line_searches} line searches"

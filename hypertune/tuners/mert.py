@@ -17,6 +17,11 @@ Optimizers (``optimizer=``):
   displacement, which replaces the direction that gained most (Press et al., *Numerical Recipes* 10.5).
 * ``random-directions`` — rounds of ``random_directions`` (default 10) random unit directions, moving
   along each in turn (Cer et al. 2008).
+* ``random-search`` and ``grid`` — no line searches: the baselines rerankers run (fairseq's noisy-channel
+  and NeMo's random search, hand-written grids). ``random-search`` scores the start point and ``samples``
+  weight vectors drawn uniformly from the restart box; ``grid`` scores the start point and an even grid of
+  ``grid_points`` per axis over the box, for at most 3 free features. Each is scored exactly by the corpus
+  metric of its model-best translations; the best wins, the first of equal ones.
 
 Random restarts draw start points uniformly from a box (Moses's ``init.opt`` minimum and maximum, or
 [-1, 1]); the given start point always runs too, and the best result wins. Everything random comes
@@ -25,11 +30,12 @@ from ``seed``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,18 +59,22 @@ from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, Envelope
 from hypertune.compiled import csc_matvec_rows, csr_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
-from hypertune.metrics import Metric, better, worst
+from hypertune.metrics import Metric, best_index, better, worst
 from hypertune.symbols import FeatureSpace
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.finishing import finish_weights, keeps_start
 from hypertune.tuners.linesearch import ErrorSurfaces, LineSearchResult, line_search
-from hypertune.tuners.mert_options import MertOptions
+from hypertune.tuners.mert_options import SEARCH_OPTIMIZERS, MertOptions
 from hypertune.tuners.model_best import model_best_rows
 from hypertune.tuners.shards import Shard, Shards
 from hypertune.weights import Weights
 
 OPTIMIZERS = MERT_OPTIMIZERS
+#: The most points ``optimizer="grid"`` scores (``grid_points`` to the power of the free features).
+MAX_GRID_POINTS = 1_000_000
+#: Candidates ``random-search`` and ``grid`` score at once (on shards: per round trip), and one history entry each.
+SEARCH_BLOCK = 100
 
 
 def _balanced_chunks(edge_starts: np.ndarray, count: int) -> list[tuple[int, int]]:
@@ -246,6 +256,10 @@ class LineSearcher:
     def score(self, w: np.ndarray) -> float:
         return float(self.tuning_set.score(self.best_stats(w)))
 
+    def candidate_stats(self, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`best_stats` of every row of ``candidates`` (one weight vector a row), one row each."""
+        return np.stack([self.best_stats(w) for w in candidates])
+
     @property
     def feature_space(self) -> FeatureSpace:
         return self.tuning_set.feature_space
@@ -283,6 +297,13 @@ def shard_best_rows(shard: Shard, envelope: Envelope, w: np.ndarray) -> np.ndarr
     return _shard_searcher(shard, envelope).best_rows(w)
 
 
+def shard_candidate_rows(shard: Shard, envelope: Envelope, candidates: np.ndarray) -> np.ndarray:
+    """A shard's sentences' model-best statistics under each row of ``candidates``: shape (candidates,
+    sentences, statistics)."""
+    searcher = _shard_searcher(shard, envelope)
+    return np.stack([searcher.best_rows(w) for w in candidates])
+
+
 def shard_used_features(shard: Shard, envelope: Envelope) -> np.ndarray:
     return _shard_searcher(shard, envelope).used_features()
 
@@ -318,6 +339,12 @@ class ShardedSearcher:
     def score(self, w: np.ndarray) -> float:
         return float(self.metric.score(self.best_stats(w)))
 
+    def candidate_stats(self, candidates: np.ndarray) -> np.ndarray:
+        """Corpus statistics under every row of ``candidates``: each shard's rows, in shard order, summed as
+        :meth:`best_stats` sums them (so bit for bit :meth:`LineSearcher.candidate_stats` on the whole set)."""
+        rows = np.concatenate(self.shards.map(shard_candidate_rows, self.envelope, candidates), axis=1)
+        return np.stack([r.sum(axis=0) for r in rows])
+
     def used_features(self) -> np.ndarray:
         return np.logical_or.reduce(self.shards.map(shard_used_features, self.envelope))
 
@@ -351,15 +378,17 @@ class Mert:
     optimized. ``bounds``: name -> (low, high). ``positive``: every optimized weight stays >= 0.
     ``collect_envelopes``: on lattices and forests, keep every derivation that appears on an envelope
     (:attr:`MertResult.envelope_derivations`), to be merged into the next outer iteration's search spaces
-    (Cherry & Foster 2012). ``normalize``: ``"l1"`` divides the whole final weight vector -- the tuned
-    weights and any weights of ``init`` that the tuning set has no feature for -- by its L1 norm (as Moses
-    does; one factor for all, so the model-best derivations do not change), ``"none"`` keeps them as found
-    (:func:`~hypertune.tuners.finishing.finish_weights`). MERT never ends below its start; when nothing it
-    found scores better, the result is the start weights and says so (``kept_start``).
-    ``envelope``: how lattices' and forests' envelopes are computed (see :class:`LineSearcher`).
-    ``progress``: called with a line of text after every line search (beginning with ``"\\r"``: it may
-    overwrite the previous one) and after every start point. ``checkpoint``: called with the weights (as the
-    result writes them) and metric of every point that beats all before it, the start weights included
+    (Cherry & Foster 2012). ``optimizer``: the search (module docstring); ``random-search`` scores ``samples``
+    random weight vectors, ``grid`` ``grid_points`` per free feature. ``normalize``: ``"l1"`` divides the
+    whole final weight vector -- the tuned weights and any weights of ``init`` that the tuning set has no
+    feature for -- by its L1 norm (as Moses does; one factor for all, so the model-best derivations do not
+    change), ``"none"`` keeps them as found (:func:`~hypertune.tuners.finishing.finish_weights`). MERT never
+    ends below its start; when nothing it found scores better, the result is the start weights and says so
+    (``kept_start``). ``envelope``: how lattices' and forests' envelopes are computed (see
+    :class:`LineSearcher`). ``progress``: called with a line of text after every line search (beginning with
+    ``"\\r"``: it may overwrite the previous one) and after every start point (``random-search`` and
+    ``grid``: after every block of weight vectors). ``checkpoint``: called with the weights (as the result
+    writes them) and metric of every point that beats all before it, the start weights included
     (:data:`~hypertune.tuners.base.Checkpoint`); the run checks for a deferred signal before every line
     search (:func:`hypertune.interrupts.check`).
     """
@@ -378,6 +407,7 @@ class Mert:
         # the options as the run reads them
         self.optimizer, self.restarts = options.optimizer, options.restarts
         self.random_directions = options.random_directions
+        self.samples, self.grid_points = options.samples, options.grid_points
         self.seed, self.positive, self.restart_box = options.seed, options.positive, options.restart_box
         self.fixed = set(options.fixed)
         self.features = None if options.features is None else set(options.features)
@@ -437,22 +467,13 @@ class _MertRun:
         rng = np.random.default_rng(self.options.seed)
         before = self._searcher.score(init.vector(space))
         self._init, self._best_score = init, before
-        interrupts.check()
-        starts = [start, *self._random_starts(start, names, rng)]
-        history: list[Iteration] = []
-        best_w, best_score = start, worst(self._higher)
-        for number, point in enumerate(starts):
-            self._position = f"start {number + 1}/{len(starts)}"
-            began, searches_before = time.perf_counter(), self._searcher.line_searches
-            w, score = self._optimize(point, rng)
-            searches = self._searcher.line_searches
-            history.append(MertIteration(number + 1, score, time.perf_counter() - began, searches - searches_before))
-            if self.options.progress:
-                self.options.progress(
-                    f"{self._position}: {self._label} {100 * score:.2f} after {searches} line searches"
-                )
-            if self._better(score, best_score) or number == 0:
-                best_w, best_score = w, score
+        if self.options.optimizer in SEARCH_OPTIMIZERS:
+            best_w, history = self._search(start, names, rng)
+            restart_scores: list[float] = []
+        else:
+            interrupts.check()
+            best_w, history = self._restarts(start, names, rng)
+            restart_scores = [entry.score for entry in history]
         after = self._searcher.score(best_w)
         given = init.vector(space)
         feasible = bool(np.all((given >= self._low) & (given <= self._high)))
@@ -473,11 +494,33 @@ class _MertRun:
             self._label,
             line_searches=self._searcher.line_searches,
             higher_is_better=self._higher,
-            restart_scores=[entry.score for entry in history],
+            restart_scores=restart_scores,
             envelope_derivations=collected,
             kept_start=kept,
             start_feasible=feasible,
         )
+
+    def _restarts(
+        self, start: np.ndarray, names: Sequence[str], rng: np.random.Generator
+    ) -> tuple[np.ndarray, list[Iteration]]:
+        """The line-search optimizers from the start point and every random restart: the best end point, and a
+        history entry per start point."""
+        starts = [start, *self._random_starts(start, names, rng)]
+        history: list[Iteration] = []
+        best_w, best_score = start, worst(self._higher)
+        for number, point in enumerate(starts):
+            self._position = f"start {number + 1}/{len(starts)}"
+            began, searches_before = time.perf_counter(), self._searcher.line_searches
+            w, score = self._optimize(point, rng)
+            searches = self._searcher.line_searches
+            history.append(MertIteration(number + 1, score, time.perf_counter() - began, searches - searches_before))
+            if self.options.progress:
+                self.options.progress(
+                    f"{self._position}: {self._label} {100 * score:.2f} after {searches} line searches"
+                )
+            if self._better(score, best_score) or number == 0:
+                best_w, best_score = w, score
+        return best_w, history
 
     def _written(self, w: np.ndarray) -> Weights:
         """The weights of point ``w`` as the result writes them (:func:`~hypertune.tuners.finishing.finish_weights`)."""
@@ -572,6 +615,82 @@ class _MertRun:
                 directions[largest] = displacement
         return w, score
 
+    # ------------------------------------------------------------------ baselines without line searches
+    def _search(
+        self, start: np.ndarray, names: Sequence[str], rng: np.random.Generator
+    ) -> tuple[np.ndarray, list[Iteration]]:
+        """``random-search`` or ``grid``: score the start point, then every candidate in blocks of
+        :data:`SEARCH_BLOCK`, each by the corpus metric of its model-best translations (all sentences at once,
+        compiled); the best by :func:`~hypertune.metrics.better` wins, the first of equal ones (the start point
+        first). History: the best score so far after the start point and after every block, ``iteration``
+        counting the weight vectors scored."""
+        low, high = self._box(names, f"{self.options.optimizer} point")
+        if self.options.optimizer == "grid":
+            total, blocks = self._grid(start, names, low, high)
+        else:
+            total, blocks = self.options.samples, self._samples(start, low, high, rng)
+        total += 1
+        history: list[Iteration] = []
+        best_w, best_score, done = start, worst(self._higher), 0
+        for block in itertools.chain([start[None, :]], blocks):
+            interrupts.check()
+            began = time.perf_counter()
+            scores = np.atleast_1d(self._searcher.metric.score(self._searcher.candidate_stats(block)))
+            k = best_index(scores.tolist(), self._higher)
+            if better(float(scores[k]), best_score, self._higher):
+                best_w, best_score = block[k].copy(), float(scores[k])
+                self._offer(best_w, best_score)
+            done += len(block)
+            history.append(MertIteration(done, best_score, time.perf_counter() - began))
+            if self.options.progress:
+                best = f"best {self._label} {100 * best_score:.2f}"
+                again = "\r" if done < total else ""  # the last keeps its line
+                self.options.progress(f"{again}{self.options.optimizer}: {done}/{total} weight vectors, {best}")
+        return best_w, history
+
+    def _samples(
+        self, start: np.ndarray, low: np.ndarray, high: np.ndarray, rng: np.random.Generator
+    ) -> Iterator[np.ndarray]:
+        """``samples`` points drawn uniformly from the box for the free features (the others as at the start),
+        in blocks; the draws follow one stream, so a run's points are the first of a run with more."""
+        free = self._free
+        for first in range(0, self.options.samples, SEARCH_BLOCK):
+            block = np.tile(start, (min(SEARCH_BLOCK, self.options.samples - first), 1))
+            block[:, free] = rng.uniform(low[free], high[free], size=(len(block), free.size))
+            yield block
+
+    def _grid(
+        self, start: np.ndarray, names: Sequence[str], low: np.ndarray, high: np.ndarray
+    ) -> tuple[int, Iterator[np.ndarray]]:
+        """The number of grid points and the points in blocks: ``grid_points`` evenly spaced values from the
+        box's low to high end for each free feature (one where they are equal), in the order of
+        ``itertools.product`` over the free features in column order; the others as at the start."""
+        free = self._free
+        if free.size > 3:
+            listed = ", ".join(names[i] for i in free[:5]) + (" ..." if free.size > 5 else "")
+            raise UsageError(
+                f"grid search takes at most 3 free features, these inputs have {free.size} ({listed}): keep the "
+                "others at their start values (--fix) or name up to 3 (--optimize), or use --optimizer random-search"
+            )
+        sizes = [1 if low[i] == high[i] else self.options.grid_points for i in free]
+        total = math.prod(sizes)
+        if total > MAX_GRID_POINTS:
+            raise UsageError(
+                f"a grid of {' x '.join(map(str, sizes))} = {total:,} points is more than {MAX_GRID_POINTS:,}: "
+                "lower --grid-points or fix features (--fix)"
+            )
+        axes = [np.linspace(low[i], high[i], size) for i, size in zip(free, sizes, strict=True)]
+
+        def blocks() -> Iterator[np.ndarray]:
+            for first in range(0, total, SEARCH_BLOCK):
+                index = np.unravel_index(np.arange(first, min(first + SEARCH_BLOCK, total)), sizes)
+                block = np.tile(start, (len(index[0]), 1))
+                for axis, column, at in zip(axes, free, index, strict=True):
+                    block[:, column] = axis[at]
+                yield block
+
+        return total, blocks()
+
     def _round_directions(self, rng: np.random.Generator) -> list[np.ndarray]:
         width = len(self._low)
         directions = []
@@ -603,7 +722,10 @@ class _MertRun:
             low[self._free] = np.maximum(low[self._free], 0.0)
         return low, high
 
-    def _random_starts(self, start: np.ndarray, names: Sequence[str], rng: np.random.Generator) -> list[np.ndarray]:
+    def _box(self, names: Sequence[str], what: str) -> tuple[np.ndarray, np.ndarray]:
+        """The box random restarts, ``random-search`` and ``grid`` draw from: Moses's ``init.opt`` minimum and
+        maximum (``restart_box``), else [-1, 1], within ``bounds`` and ``positive``; an error naming the free
+        features it leaves empty (``what``: the points drawn)."""
         low = np.full(len(names), -1.0)
         high = np.full(len(names), 1.0)
         if self.options.restart_box is not None:
@@ -612,11 +734,17 @@ class _MertRun:
                 high[i] = self.options.restart_box[1].get(name, high[i])
         low, high = np.maximum(low, self._low), np.minimum(high, self._high)
         empty = [names[i] for i in self._free if low[i] > high[i]]
-        if empty and self.options.restarts:
+        if empty:
             raise UsageError(
-                f"no random restart fits the restart box and the bounds (--bounds, --positive) of "
+                f"no {what} fits the restart box and the bounds (--bounds, --positive) of "
                 f"{', '.join(empty[:5])}{' ...' if len(empty) > 5 else ''}"
             )
+        return low, high
+
+    def _random_starts(self, start: np.ndarray, names: Sequence[str], rng: np.random.Generator) -> list[np.ndarray]:
+        if not self.options.restarts:
+            return []
+        low, high = self._box(names, "random restart")
         points = []
         for _ in range(self.options.restarts):
             point = start.copy()

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, PLATEAUS, Envelope, MertOptimizer, Plateau
 from hypertune.tuners.options import OptionError, TunerOptions, feature_bounds, fixed_features, normalization, option
 
+#: The optimizers that score weight vectors without line searches: the baselines rerankers run (docs/mert.md).
+SEARCH_OPTIMIZERS = ("random-search", "grid")
+
 
 @dataclass(frozen=True)
 class MertOptions(TunerOptions):
@@ -17,9 +20,18 @@ class MertOptions(TunerOptions):
     summary = "minimum error rate training (exact line search on k-best lists, lattices, forests)"
 
     optimizer: MertOptimizer = option(
-        "coordinate", "search over directions (default: coordinate)", choices=MERT_OPTIMIZERS
+        "coordinate",
+        "line searches over directions, or random-search or grid without (default: coordinate)",
+        choices=MERT_OPTIMIZERS,
     )
     restarts: int = option(0, "random restarts besides the start point", kind="count")
+    samples: int = option(
+        100, "random-search: weight vectors drawn besides the start point (default 100)", kind="positive-count",
+        metavar="N",
+    )  # fmt: skip
+    grid_points: int = option(
+        51, "grid: points per free feature, both ends included (default 51)", kind="positive-count", metavar="N"
+    )
     random_directions: int = option(0, "random directions per round (Cer et al. 2008)", kind="count", metavar="K")
     seed: int | None = option(0, "random seed (default 0)", kind="seed")
     fixed: tuple[str, ...] = fixed_features()
@@ -53,6 +65,19 @@ class MertOptions(TunerOptions):
                            shared="envelope")  # fmt: skip
 
     def check(self) -> None:
+        if self.optimizer in SEARCH_OPTIMIZERS:
+            line_search_only = {"restarts": self.restarts, "random_directions": self.random_directions}
+            more = "{samples}" if self.optimizer == "random-search" else "{grid_points}"
+            for name, value in line_search_only.items():
+                if value:
+                    raise OptionError(
+                        f"{{{name}}} is for the line-search optimizers; {{optimizer}} {self.optimizer} scores its "
+                        f"own weight vectors, without line searches (more of them: {more})"
+                    )
+            if self.plateau != "none":
+                raise OptionError(f"{{plateau}} is for line searches; {{optimizer}} {self.optimizer} has none")
+        if self.grid_points < 2:
+            raise OptionError(f"{{grid_points}} must be at least 2 (both ends of each axis), got {self.grid_points}")
         box = self.restart_box
         if box is not None and self.restarts:
             inverted = [f"{n} ({box[0][n]:g} > {hi:g})" for n, hi in box[1].items() if n in box[0] and box[0][n] > hi]
