@@ -77,6 +77,10 @@ MAX_GRID_POINTS = 1_000_000
 SEARCH_BLOCK = 100
 
 
+#: From this many k-best hypotheses on, MERT's sweep runs in one thread per core.
+_THREADED_HYPOTHESES = 50_000
+
+
 def _balanced_chunks(edge_starts: np.ndarray, count: int) -> list[tuple[int, int]]:
     """Split sentences ``0:len(edge_starts)-1`` into at most ``count`` contiguous runs of about equal edges."""
     sentences = edge_starts.size - 1
@@ -122,6 +126,9 @@ class LineSearcher:
             self._column_orders: dict[int, np.ndarray] = {}
             # the compiled sweep that also gathers the statistics (needs float rows and no empty list)
             self._fused = self.stats.dtype == np.float64 and bool(np.all(np.diff(self.offsets) > 0))
+            # large sets: the sweep in one run of sentences per thread (small ones are not worth a thread's start)
+            threads = self.n_jobs if self.offsets[-1] >= _THREADED_HYPOTHESES else 1
+            self._kbest_chunks = _balanced_chunks(self.offsets, threads)
         else:
             self.packed = PackedGraphs.pack(graphs)
             self._slopes = np.empty(self.packed.num_edges)
@@ -151,9 +158,7 @@ class LineSearcher:
             else:
                 slopes = self.features @ direction
             if self._fused:
-                firsts, breakpoints, deltas, sizes = kbest_surface_rows(
-                    self.offsets, intercepts, slopes, order, self.stats
-                )
+                firsts, breakpoints, deltas, sizes = self._kbest_surface_rows(intercepts, slopes, order)
                 return ErrorSurfaces(firsts.sum(axis=0), breakpoints, deltas, sizes, firsts)
             segment_offsets, left, hypothesis = kbest_envelopes(self.offsets, intercepts, slopes, order)
             return ErrorSurfaces.from_segments(segment_offsets, left, self.stats[hypothesis])
@@ -194,6 +199,26 @@ class LineSearcher:
         )
         segment_offsets = offsets_from_counts(sizes)
         return ErrorSurfaces.from_segments(segment_offsets, np.concatenate([p[1] for p in parts]), stats)
+
+    def _kbest_surface_rows(
+        self, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`~hypertune.algorithms.envelope.kbest_surface_rows` of every k-best list, one run of sentences
+        per thread (the kernel releases the GIL), joined in sentence order: the same arrays as one call."""
+        chunks = self._kbest_chunks
+        if len(chunks) == 1:
+            return kbest_surface_rows(self.offsets, intercepts, slopes, order, self.stats)
+        offsets = self.offsets
+
+        def run(chunk: tuple[int, int]) -> tuple[np.ndarray, ...]:
+            first, last = chunk
+            lo, hi = int(offsets[first]), int(offsets[last])
+            part = None if order is None else order[lo:hi] - lo  # sorted by sentence first: this run's own lines
+            return kbest_surface_rows(offsets[first : last + 1] - lo, intercepts[lo:hi], slopes[lo:hi], part,
+                                      self.stats[lo:hi])  # fmt: skip
+
+        parts = list(self._threads().map(run, chunks))
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))  # type: ignore[return-value]
 
     def _remember(self, index: int, result: EnvelopeResult, tokens: np.ndarray, offsets: np.ndarray) -> None:
         """Keep the derivations of an envelope (Cherry & Foster 2012's accumulation for lattice MERT)."""

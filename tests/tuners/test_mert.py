@@ -689,3 +689,34 @@ def test_pruned_mert_reports_the_written_weights_on_the_inputs(moses_pair, tmp_p
     assert payload["bleu_after"] == pytest.approx(redecoded(read_weights([str(out)])), abs=1e-12)
     assert payload["bleu_before"] == pytest.approx(redecoded(read_weights([str(moses_pair["init"])])), abs=1e-12)
     assert payload["pruned_score_after"] != pytest.approx(payload["bleu_after"])
+
+
+def test_the_sweep_split_over_threads_gives_the_arrays_of_one_call(monkeypatch):
+    """Large k-best sets run MERT's sweep in one run of sentences per thread; the joined arrays are those of one
+    kernel call over every sentence (unit directions, whose cached slope order is cut per run, and mixed ones)."""
+    import hypertune.tuners.mert as mert_module
+
+    rng = np.random.default_rng(3)
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = [
+        from_kbest(
+            [(f"w{i % 4}", {"a": float(rng.integers(-3, 4)), "b": float(rng.normal())}) for i in range(size)],
+            space,
+            vocabulary,
+            scores={"q": rng.random(size)},
+            sentence_id=s,
+        )  # fmt: skip
+        for s, size in enumerate(rng.integers(1, 12, size=40))
+    ]
+    from hypertune.metrics import parse_metric
+
+    tuning_set = TuningSet.from_corpus(graphs, None, parse_metric("scores.q"))
+    single = LineSearcher(tuning_set, n_jobs=1)
+    monkeypatch.setattr(mert_module, "_THREADED_HYPOTHESES", 1)
+    threaded = LineSearcher(tuning_set, n_jobs=3)
+    assert len(threaded._kbest_chunks) == 3 and len(single._kbest_chunks) == 1
+    w0 = np.array([0.5, -1.0])
+    for direction in (np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([0.3, -0.7])):
+        one, many = single.surfaces(w0, direction), threaded.surfaces(w0, direction)
+        for name in ("initial", "breakpoints", "deltas", "sizes", "firsts"):
+            assert np.array_equal(getattr(one, name), getattr(many, name)), name
