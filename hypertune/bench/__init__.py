@@ -68,7 +68,13 @@ def online_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLik
     return benchmark_online(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train", "online")
+def reranking_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.reranking import benchmark_reranking
+
+    return benchmark_reranking(str(shared_dir), str(workdir))
+
+
+SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train", "online", "reranking")
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
@@ -77,6 +83,7 @@ SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "oracle": oracle_figures,
     "train": train_figures,
     "online": online_figures,
+    "reranking": reranking_figures,
 }
 
 
