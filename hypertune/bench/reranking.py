@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from hypertune.bench.core import Figure, median_time
@@ -108,12 +109,12 @@ def benchmark_reranking(shared_dir: str, workdir: str) -> list[Figure]:
         if not os.path.exists(path):
             write_graphs(dev, path, "jsonl")
         size = os.path.getsize(path)
-        seconds = median_time(lambda path=path: read_graphs(path, "jsonl"), 3)
+        seconds = median_time(partial(read_graphs, path, "jsonl"), 3)
         figures.append(Figure(f"JSONL read, 2,000 x {candidates} x 8", seconds, size / 50e6,
                               f"{size / seconds / 1e6:.0f} MB/s of {size / 1e6:.0f} MB (target 50 MB/s)"))  # fmt: skip
         tuning_set = TuningSet.from_corpus(dev, None, parse_metric("scores.comet"))
         Mert(restarts=0).fit(tuning_set, Weights(START))
-        seconds = median_time(lambda ts=tuning_set: Mert(restarts=20, seed=1).fit(ts, Weights(START)), 1)
+        seconds = median_time(partial(Mert(restarts=20, seed=1).fit, tuning_set, Weights(START)), 1)
         figures.append(Figure(f"MERT, 20 restarts, scores.comet, 2,000 x {candidates}", seconds, target))
     return figures
 
