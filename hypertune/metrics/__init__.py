@@ -29,7 +29,10 @@ from hypertune.metrics.bleu import (
     format_bleu,
     reference_bleu_stats,
 )
+from hypertune.metrics.edit_rates import CderMetric, EditRateMetric, PerMetric, WerMetric
 from hypertune.metrics.gains import Gain, sentence_gains
+from hypertune.metrics.given_scores import PREFIX as GIVEN_PREFIX
+from hypertune.metrics.given_scores import GivenScore
 from hypertune.metrics.interpolated import InterpolatedMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions, linear_bleu_weights
 from hypertune.metrics.sacrebleu_metrics import ChrfMetric, TerMetric
@@ -44,14 +47,19 @@ __all__ = [
     "BackgroundBleu",
     "BleuMetric",
     "BleuReferences",
+    "CderMetric",
     "ChrfMetric",
+    "EditRateMetric",
     "Gain",
+    "GivenScore",
     "InterpolatedMetric",
     "LinearBleu",
     "Metric",
+    "PerMetric",
     "TerMetric",
     "Text",
     "Tokenizer",
+    "WerMetric",
     "background_bleu",
     "best_index",
     "better",
@@ -90,13 +98,19 @@ METRICS: dict[str, Callable[..., Metric]] = {
     "chrf": ChrfMetric,
     "chrf++": lambda **o: ChrfMetric(**{"word_order": 2, **o}),
     "ter": TerMetric,
+    "wer": WerMetric,
+    "per": PerMetric,
+    "cder": CderMetric,
 }
 """Metric names for :func:`get_metric` and their constructors."""
 
 
 def get_metric(name: str, **options: Any) -> Metric:
     """A metric by name (see :data:`METRICS`), with constructor options, e.g.
-    ``get_metric("bleu", smooth="plus1", tokenize="none")``."""
+    ``get_metric("bleu", smooth="plus1", tokenize="none")``; ``scores.NAME`` is the mean of the given score
+    ``NAME`` (:class:`GivenScore`; the options are the words' and do not apply)."""
+    if name.startswith(GIVEN_PREFIX):
+        return GivenScore(name[len(GIVEN_PREFIX) :])
     try:
         factory = METRICS[name.lower()]
     except KeyError:
@@ -107,14 +121,19 @@ def get_metric(name: str, **options: Any) -> Metric:
         raise UsageError(f"bad options for metric {name!r}: {error}") from None
 
 
-def parse_metric(spec: str, **options: Any) -> Metric:
+def parse_metric(spec: str, bleu_options: dict[str, Any] | None = None, **options: Any) -> Metric:
     """``"bleu"`` or an interpolation ``"bleu:0.5,ter:-0.5"`` (survey eq. 78).
 
-    ``options`` go to every component that accepts them (e.g. ``vocabulary``).
+    ``options`` go to every component; ``bleu_options`` to the BLEU ones (``bleu``, ``ibm-bleu``, ``bleu+1``) too.
     """
     parts = [p.strip() for p in spec.split(",") if p.strip()]
+
+    def get(name: str) -> Metric:
+        extra = bleu_options if bleu_options and name.lower() in ("bleu", "ibm-bleu", "bleu+1") else {}
+        return get_metric(name, **options, **extra)
+
     if len(parts) == 1 and ":" not in parts[0]:
-        return get_metric(parts[0], **options)
+        return get(parts[0])
     metrics, weights = [], []
     for part in parts:
         name, sep, weight = part.partition(":")
@@ -122,5 +141,5 @@ def parse_metric(spec: str, **options: Any) -> Metric:
             weights.append(float(weight) if sep else 1.0)
         except ValueError:
             raise UsageError(f"bad weight {weight!r} in metric specification {spec!r}") from None
-        metrics.append(get_metric(name, **options))
+        metrics.append(get(name))
     return InterpolatedMetric(metrics, weights)

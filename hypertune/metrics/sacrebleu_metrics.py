@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from hypertune.errors import InputError
-from hypertune.metrics.base import Metric, Text, as_stats_array
+from hypertune.metrics.base import Metric, Text, as_stats_array, check_same_length
+from hypertune.metrics.edit_rates import edit_rate, edit_stats, words_of
 from hypertune.symbols import Vocabulary
 
 
@@ -105,7 +106,13 @@ class ChrfMetric(SacrebleuMetric):
 
 
 class TerMetric(SacrebleuMetric):
-    """Translation edit rate (sacrebleu's tercom reimplementation). Lower is better."""
+    """Translation edit rate (Snover et al. 2006), as sacrebleu's tercom reimplementation computes it. Lower
+    is better.
+
+    Strings are preprocessed by sacrebleu's own ``TER._preprocess_segment`` (its tercom tokenizer and these
+    options); the edits are counted by a compiled copy of sacrebleu's ``lib_ter`` search on word ids
+    (:func:`hypertune.metrics._edit_kernels.translation_edit_rate`), so the statistics are sacrebleu's to
+    the last digit: ``[fewest edits over the references, average reference length]``."""
 
     name = "ter"
     higher_is_better = False
@@ -124,3 +131,21 @@ class TerMetric(SacrebleuMetric):
             TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive),
             vocabulary,
         )
+
+    def words(self, text: Text) -> list[str]:
+        """The words TER compares: sacrebleu's preprocessing of the text, split on whitespace."""
+        return words_of(text, self.vocabulary, self._metric._preprocess_segment)  # type: ignore[attr-defined]
+
+    def stats_many(self, hypotheses: Sequence[Text], references: Sequence[Text]) -> np.ndarray:
+        refs = [self.words(r) for r in references]
+        return edit_stats("ter", [self.words(h) for h in hypotheses], [refs])
+
+    def corpus_stats(self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]]) -> np.ndarray:
+        check_same_length(hypotheses, references)
+        refs = [[self.words(r) for r in sentence] for sentence in references]
+        groups = np.arange(len(hypotheses), dtype=np.int64)
+        return edit_stats("ter", [self.words(h) for h in hypotheses], refs, groups)
+
+    def score(self, stats: np.ndarray) -> float | np.ndarray:
+        # sacrebleu's TERScore holds 100 * rate; hypertune's value has always been that / 100
+        return 100 * edit_rate(stats) / 100.0
