@@ -20,6 +20,7 @@ GRAPH_FORMATS = (
     "htk-slf",
     "hypertune",
     "hypertune-cache",
+    "jsonl",
     "moses-extractor",
     "moses-hypergraph",
     "moses-nbest",

@@ -13,6 +13,9 @@ has about 1e18 derivations; a random DAG of that size would have astronomically 
 
 Everything not on a derivation of the goal is trimmed, so the edge count is close to, not exactly,
 the requested size. Feature values are standard normal; words are ``w0 .. w{vocabulary_size-1}``.
+
+A **reranking set** (:func:`random_reranking_set`) is k-best lists with QE-like features and a given
+COMET-like score per hypothesis, correlated through a latent quality (documented there), with references.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune.arrays import flat_ranges, offsets_from_counts
-from hypertune.hypergraph import Hypergraph, from_kbest, trimmed
+from hypertune.hypergraph import EdgeScores, Hypergraph, KbestLists, from_kbest, kbest_lattices, trimmed
 from hypertune.symbols import FeatureSpace, Vocabulary
 
 
@@ -206,3 +209,103 @@ def random_kbest(
         values = rng.standard_normal(num_features)
         hypotheses.append((words, {f"F{i}": float(v) for i, v in enumerate(values)}))
     return from_kbest(hypotheses, feature_space, vocabulary)
+
+
+#: The features of a synthetic reranking set, in order (``num_features`` takes the first ones; more are
+#: ``f8, f9, ...``): name, loading on the hypothesis's quality ``q``, and the noise's standard deviation
+#: (see :func:`random_reranking_set`).
+RERANKING_FEATURES = (
+    ("logprob", None, 1.0),  # length-driven model log-probability (see the docstring)
+    ("length", None, 0.0),  # the word count
+    ("qe", 0.8, 0.5),  # a strong QE model (CometKiwi-like)
+    ("qe_small", 0.3, 0.6),  # a weaker QE model
+    ("mbr", 0.1, 0.08),  # an MBR utility (expected similarity to the other candidates)
+    ("lm", 0.15, 0.5),  # a target language model's per-word score: weakly correlated
+    ("copy", -0.2, 0.3),  # a copy / hallucination detector: negatively correlated
+    ("noise", 0.0, 1.0),  # uncorrelated
+)
+
+
+def random_reranking_set(
+    sentences: int = 100,
+    candidates: int = 100,
+    *,
+    num_features: int = 8,
+    score_name: str = "comet",
+    vocabulary_size: int = 500,
+    seed: int | np.random.Generator | None = None,
+    feature_space: FeatureSpace | None = None,
+    vocabulary: Vocabulary | None = None,
+) -> tuple[list[Hypergraph], list[str]]:
+    """A seeded synthetic reranking set: ``sentences`` k-best lists of ``candidates`` hypotheses with features
+    and a given score each, shaped like the n-best lists of neural MT with QE features and a COMET score
+    (Fernandes et al. 2022), and one reference per sentence. Returns the graphs (sentence ids 0..) and the
+    references.
+
+    The model: sentence ``i`` has a reference of ``5 + Poisson(15)`` words drawn uniformly from ``w0 ..
+    w{vocabulary_size-1}`` and a difficulty ``d_i ~ N(0, 1)``; its hypothesis ``j`` has the latent quality
+    ``q = d_i + 0.7 z`` (``z ~ N(0, 1)``: the part reranking can exploit) and the word error rate ``p =
+    sigmoid(-1 - 0.9 q)``: it copies the reference with each word replaced by a random word with probability
+    ``p``, ``round(N(0, 1 + 3p))`` words longer or shorter (at least one word), so BLEU against the reference
+    follows ``q``. The given score is ``sigmoid(1.2 + 0.9 q + 0.25 e)`` (``e ~ N(0, 1)``), COMET-like in
+    (0, 1). The features (:data:`RERANKING_FEATURES`), each with its own noise, correlate with the score as
+    real ones do: ``logprob = -(0.9 + 0.6 p) L + N(0, 1)`` for ``L`` words (driven by length, so it prefers
+    short hypotheses), ``length = L``, ``qe = sigmoid(1 + 0.8 q + 0.5 e')`` (strong), and ``a q + s e_k`` for
+    the others: ``qe_small`` (a = 0.3), ``mbr`` (0.5 + 0.1 q), ``lm`` (-3 + 0.15 q, weak), ``copy`` (-0.2:
+    negative) and ``noise`` (0: none); features ``f8 ..`` beyond those have loadings drawn from
+    [-0.3, 0.5]. Scores and features are rounded to 4 decimals, as tools print them."""
+    rng = np.random.default_rng(seed)
+    if sentences < 1 or candidates < 1 or num_features < 0 or vocabulary_size < 1:
+        raise ValueError("need sentences >= 1, candidates >= 1, num_features >= 0 and vocabulary_size >= 1")
+    feature_space = FeatureSpace() if feature_space is None else feature_space
+    vocabulary = Vocabulary() if vocabulary is None else vocabulary
+    words = vocabulary.indices([f"w{k}" for k in range(vocabulary_size)]).astype(np.int64)
+    ref_lengths = 5 + rng.poisson(15, sentences)
+    ref_offsets = offsets_from_counts(ref_lengths)
+    references = words[rng.integers(0, vocabulary_size, int(ref_offsets[-1]))]
+    hypotheses = sentences * candidates
+    sentence = np.repeat(np.arange(sentences), candidates)
+    quality = rng.standard_normal(sentences)[sentence] + 0.7 * rng.standard_normal(hypotheses)
+    error_rate = 1 / (1 + np.exp(1 + 0.9 * quality))
+    lengths = np.maximum(1, ref_lengths[sentence] + np.rint(rng.normal(0, 1 + 3 * error_rate)).astype(np.int64))
+    word_offsets = offsets_from_counts(lengths)
+    owner = np.repeat(np.arange(hypotheses), lengths)  # the hypothesis of every word
+    position = np.arange(int(word_offsets[-1])) - word_offsets[owner]
+    copied = (position < ref_lengths[sentence][owner]) & (rng.random(owner.size) >= error_rate[owner])
+    tokens = words[rng.integers(0, vocabulary_size, owner.size)]
+    reference_word = ref_offsets[sentence[owner]] + np.minimum(position, ref_lengths[sentence][owner] - 1)
+    tokens[copied] = references[reference_word[copied]]
+    score = 1 / (1 + np.exp(-(1.2 + 0.9 * quality + 0.25 * rng.standard_normal(hypotheses))))
+    columns = []
+    for k in range(num_features):
+        name, loading, noise = RERANKING_FEATURES[k] if k < len(RERANKING_FEATURES) else (f"f{k}", None, 1.0)
+        if name == "logprob":
+            value = -(0.9 + 0.6 * error_rate) * lengths + noise * rng.standard_normal(hypotheses)
+        elif name == "length":
+            value = lengths.astype(np.float64)
+        elif name == "qe":
+            value = 1 / (1 + np.exp(-(1 + 0.8 * quality + 0.5 * rng.standard_normal(hypotheses))))
+        else:
+            loading = rng.uniform(-0.3, 0.5) if loading is None else loading
+            offset = {"mbr": 0.5, "lm": -3.0}.get(name, 0.0)
+            value = offset + loading * quality + noise * rng.standard_normal(hypotheses)
+        columns.append((feature_space.index(name), np.round(value, 4)))
+    width = len(columns)
+    features = sp.csr_matrix(
+        (
+            np.column_stack([v for _, v in columns]).ravel() if width else np.zeros(0),
+            np.tile(np.array([c for c, _ in columns], dtype=np.int64), hypotheses),
+            np.arange(hypotheses + 1) * width,
+        ),
+        shape=(hypotheses, len(feature_space)),
+    )
+    graphs = kbest_lattices(
+        KbestLists(np.arange(sentences + 1) * candidates, tokens, word_offsets, features),
+        feature_space,
+        vocabulary,
+        sentence_ids=list(range(sentences)),
+        hypothesis_scores=EdgeScores([score_name], np.round(score, 4)[:, None]),
+    )
+    texts = vocabulary.words(references.tolist())
+    lines = [" ".join(texts[lo:hi]) for lo, hi in zip(ref_offsets[:-1].tolist(), ref_offsets[1:].tolist(), strict=True)]
+    return graphs, lines

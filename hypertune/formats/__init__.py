@@ -9,6 +9,7 @@ from hypertune.formats import (  # noqa: F401
     extractor,
     htk_slf,
     hypertune_json,  # registers the format
+    jsonl,  # sniffed before cdec_json (whose sniffer takes any object whose first key is "features")
     moses_hypergraph,
     moses_searchgraph,  # its sniffer only takes lines 'id hyp=N stack=N': no clash with other formats
     nbest,

@@ -47,8 +47,17 @@ class GraphFormat:
 FORMATS: dict[str, GraphFormat] = {}
 
 
-def register(fmt: GraphFormat) -> GraphFormat:
+def register(fmt: GraphFormat, before: str | None = None) -> GraphFormat:
+    """Add ``fmt`` last in sniffing order, or just before the format named ``before`` (whose sniffer would
+    take its files)."""
     FORMATS[fmt.name] = fmt
+    if before is not None and before in FORMATS:
+        names = list(FORMATS)
+        names.remove(fmt.name)
+        names.insert(names.index(before), fmt.name)
+        reordered = {name: FORMATS[name] for name in names}
+        FORMATS.clear()
+        FORMATS.update(reordered)
     return fmt
 
 
