@@ -127,8 +127,9 @@ def load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def input_arguments(args: argparse.Namespace) -> Any:
     """kbmira's input options gathered into ``args.inputs`` and checked; the metric to tune (BLEU by default)."""
+    from hypertune.cli.tuning import build_metric
     from hypertune.errors import UsageError
-    from hypertune.metrics import parse_metric
+    from hypertune.symbols import Vocabulary
 
     if args.scfile and len(args.scfile) != len(args.ffile):
         raise UsageError(f"{len(args.ffile)} feature files but {len(args.scfile)} score files")
@@ -137,7 +138,7 @@ def input_arguments(args: argparse.Namespace) -> Any:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, hypergraphs or an hgdir")
     if not args.init:
         raise UsageError("give the initial weights with --init (or --dense-init/--sparse-init)")
-    return parse_metric(args.metric, {"tokenize": args.tokenize, "lowercase": args.lowercase})
+    return build_metric(args, Vocabulary())
 
 
 def fit(args: argparse.Namespace) -> Any:

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypertune import interrupts
@@ -24,7 +24,8 @@ from hypertune.cli import COMMANDS
 from hypertune.errors import HypertuneError
 
 #: Options of the tuners that the loop sets itself in every iteration (their dests in the tuner's parser).
-OWNED = {"init": "--init", "refs": "--refs", "out": "--out", "seed": "--seed", "out_format": "--out-format"}
+OWNED = {"init": "--init", "refs": "--refs", "out": "--out", "seed": "--seed", "out_format": "--out-format",
+         "scores": "--scores"}  # fmt: skip
 
 EXAMPLE = """examples:
   hypertune tune --decoder 'hypertune decode graphs/ --weights {weights} --kbest {k} --out {kbest}' \\
@@ -34,11 +35,14 @@ EXAMPLE = """examples:
   hypertune tune ... --workdir run1 --resume            # after a crash or kill: go on from the last step
   hypertune tune ... --runs 5 --seed 1 --workdir runs   # five seeds: mean, sd, min, max of dev BLEU
   hypertune tune ... --tuner minrisk -- --iterations 50 # after --, options go to the tuner verbatim
+  hypertune tune --decoder '...' --scorer 'python comet_lines.py {kbest} {scores}' --metric scores.comet \
+      --init init.weights --workdir comet.run            # tune on COMET: a scorer writes each n-best's scores
 
 The decoder command's placeholders: {weights} (this iteration's weights file, or --decoder-config with the
-new weights), {kbest} or {lattices} (where the decoder writes), {k}, {iteration}, {seed}. Options the
-loop does not know are the tuner's ('hypertune TUNER --help'); the loop sets the tuner's --init, --refs,
---seed and --out itself. See docs/tuning-loop.md.
+new weights), {kbest} or {lattices} (where the decoder writes), {k}, {iteration}, {seed}. The scorer's:
+{kbest} (the n-best list just decoded), {scores} (the score file it writes: a line of name=value pairs per
+hypothesis), {k}, {iteration}, {seed}. Options the loop does not know are the tuner's ('hypertune TUNER
+--help'); the loop sets the tuner's --init, --refs, --scores, --seed and --out itself. See docs/tuning-loop.md.
 """
 
 
@@ -83,7 +87,13 @@ def register(subparsers: Any) -> None:
         help="the decoder's configuration (moses.ini, Joshua config, cdec weights): each iteration gets a copy with "
         "the new weights as {weights}; default: a plain 'name value' weights file",
     )
-    parser.add_argument("--refs", nargs="+", required=True, metavar="REF", help="dev reference files (or a prefix)")
+    parser.add_argument(
+        "--refs",
+        nargs="+",
+        default=[],
+        metavar="REF",
+        help="dev reference files (or a prefix); not needed when the tuner's --metric is scores.NAME",
+    )
     parser.add_argument(
         "--refs-per-sentence", type=positive_int, metavar="N", help="one interleaved file, N references each"
     )
@@ -127,6 +137,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="with --runs: write the mean of the runs' weights to --out (default: the best dev run's)",
     )
+    parser.add_argument(
+        "--scorer",
+        metavar="CMD",
+        help="a shell command run after each decoding that writes the given scores of its n-best list {kbest} to "
+        "{scores}, a line of name=value pairs per hypothesis (as --scores), for the tuner's --metric scores.NAME "
+        "(COMET, a QE model, ...): docs/tuning-loop.md",
+    )
     parser.add_argument("--test-decoder", metavar="CMD", help="decode a test set with the final weights (placeholders)")
     parser.add_argument("--test-refs", nargs="+", metavar="REF", help="the test set's references")
     parser.add_argument("--out", "-o", metavar="W", help="write the final weights here (atomically)")
@@ -159,17 +176,17 @@ def _tuner_parser(tuner: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _metric_of(args: argparse.Namespace) -> tuple[str, bool]:
-    """The name of the tuner's metric as results give it (``BLEU``, ``TER``) and whether higher is better; a
-    command without ``--metric`` tunes BLEU."""
-    if not hasattr(args, "metric"):
-        return "BLEU", True
-    from hypertune.cli.tuning import build_metric
+def _metric_of(args: argparse.Namespace) -> Any:
+    """The tuner's metric (:class:`~hypertune.metrics.Metric`); a command without ``--metric`` tunes BLEU."""
     from hypertune.symbols import Vocabulary
-    from hypertune.tuners.base import metric_label
 
-    metric = build_metric(args, Vocabulary())
-    return metric_label(metric), bool(metric.higher_is_better)
+    if not hasattr(args, "metric"):
+        from hypertune.metrics import BleuMetric
+
+        return BleuMetric(vocabulary=Vocabulary())
+    from hypertune.cli.tuning import build_metric
+
+    return build_metric(args, Vocabulary())
 
 
 class CommandStep:
@@ -191,11 +208,25 @@ class CommandStep:
         plain = self._parse([])
         for dest, option in OWNED.items():
             if hasattr(self.template, dest) and getattr(self.template, dest) != getattr(plain, dest):
-                raise UsageError(f"{option} of the tuner is set by the loop in every iteration; give it to tune itself")
-        self.metric, self.higher_is_better = _metric_of(self.template)
+                owner = "tune --scorer" if dest == "scores" else "tune itself"
+                raise UsageError(f"{option} of the tuner is set by the loop in every iteration; give it to {owner}")
+        from hypertune.tuners.base import metric_label
+
+        metric = _metric_of(self.template)
+        self.metric, self.higher_is_better = metric_label(metric), bool(metric.higher_is_better)
+        self.needs_references = bool(metric.needs_references)
+        self.given_names: tuple[str, ...] = tuple(metric.given_names)  # the scores a scorer must write
+        self.display_scale = float(metric.display_scale)
+
+    def shown(self, value: float) -> str:
+        """A value of the metric as summaries show it: 0-100 (BLEU, TER), or as given (a mean COMET)."""
+        from hypertune.cli.common import percent
+
+        return percent(value, scale=self.display_scale)
 
     def _parse(self, extra: list[str]) -> argparse.Namespace:
-        argv = [self.tuner, "INPUT", "--refs", *self.refs, "--init", "INIT", "--json", "--quiet", *extra]
+        """The tuner's options (the references are set afterwards, :meth:`_namespace`: a file name is no option)."""
+        argv = [self.tuner, "INPUT", "--init", "INIT", "--json", "--quiet", *extra]
         if self.refs_per_sentence:
             argv += ["--refs-per-sentence", str(self.refs_per_sentence)]
         try:
@@ -203,20 +234,27 @@ class CommandStep:
         except SystemExit as stop:  # argparse has printed the tuner's usage and error already
             raise SystemExit(2) from stop
 
-    def _namespace(self, inputs: list[str], init: str, out: str | None, seed: int) -> argparse.Namespace:
-        """The parsed tuner options with this iteration's inputs, start weights, output and seed."""
+    def _namespace(
+        self, inputs: list[str], init: str, out: str | None, seed: int, scores: list[str] | None = None
+    ) -> argparse.Namespace:
+        """The parsed tuner options with this iteration's inputs (and their score files), start weights, output
+        and seed."""
         import copy
 
         args = copy.copy(self.template)
         args.inputs, args.init, args.out, args.out_format = list(inputs), [init], out, "cdec"
+        args.refs = list(self.refs)
+        args.scores = list(scores) if scores else None
         if hasattr(args, "seed"):
             args.seed = seed
         return args
 
-    def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
+    def tune(
+        self, inputs: list[str], init: str, out: str, seed: int, scores: list[str] | None = None
+    ) -> dict[str, Any]:
         from hypertune.formats.weights import write_weights
 
-        args = self._namespace(inputs, init, out, seed)
+        args = self._namespace(inputs, init, out, seed, scores)
         if self.cluster:
             args.cluster = self.cluster
         args.save_interrupted = False  # an interrupted tuning is done again on --resume; the loop says so
@@ -229,13 +267,13 @@ class CommandStep:
             fitted.after()
         return {**fitted.result.to_json(), "sentences": len(fitted.described), "output": out}
 
-    def score(self, inputs: list[str], weights: str) -> float:
+    def score(self, inputs: list[str], weights: str, scores: list[str] | None = None) -> float:
         from hypertune.cli.tuning import load_tuning_set
         from hypertune.formats import read_weights
         from hypertune.loop import first_best_score
         from hypertune.metrics import BleuMetric
 
-        args = self._namespace(inputs, weights, None, 0)
+        args = self._namespace(inputs, weights, None, 0, scores)
         metric = None if hasattr(args, "metric") else BleuMetric(tokenize=args.tokenize, lowercase=args.lowercase)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -269,9 +307,35 @@ def run(args: argparse.Namespace) -> int:
     check_template(args.decoder, output)
     if args.test_decoder:
         check_template(args.test_decoder, output)
+    step = CommandStep(args.tuner, args.tuner_args, args.refs, args.refs_per_sentence)
+    _check_scoring(args, step)
     if args.runs > 1:
-        return _run_many(args)
-    return _run_one(args)
+        return _run_many(args, step)
+    return _run_one(args, step)
+
+
+def _check_scoring(args: argparse.Namespace, step: CommandStep) -> None:
+    """Up front, before any decoding: a metric of given scores needs ``--scorer`` (and then no ``--refs``), any
+    other metric needs ``--refs``; the scorer scores n-best lists (``--accumulate nbest`` or ``none``)."""
+    from hypertune.errors import UsageError
+    from hypertune.loop import check_scorer_template
+
+    if step.given_names and not args.scorer:
+        names = ", ".join(step.given_names)
+        raise UsageError(f"--metric {step.metric} reads given scores ({names}) of every hypothesis: give --scorer CMD, "
+                         "a command that writes them for each decoding's n-best list {kbest} to {scores} "
+                         "(docs/tuning-loop.md)")  # fmt: skip
+    if step.needs_references and not args.refs:
+        raise UsageError(f"--refs is required: --metric {step.metric} compares the hypotheses with references (only "
+                         "scores.NAME metrics need none)")  # fmt: skip
+    if not args.scorer:
+        return
+    check_scorer_template(args.scorer)
+    if args.accumulate == "lattice":
+        raise UsageError("--scorer scores n-best lists: use --accumulate nbest or none with it, not lattice")
+    if args.test_decoder and step.given_names:
+        raise UsageError(f"--test-decoder scores the test set with --metric {step.metric}, which needs given scores "
+                         "the loop has only for the dev set; score the test set apart (hypertune rerank)")  # fmt: skip
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -286,7 +350,8 @@ def _settings(args: argparse.Namespace) -> Any:
     for path in [*args.refs, *(args.test_refs or [])]:
         if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
             raise UsageError(f"{path}: the loop reads the references in every iteration; give a file, not a pipe")
-    read_references(args.refs, args.refs_per_sentence)  # bad references fail now, before the decoder runs
+    if args.refs:
+        read_references(args.refs, args.refs_per_sentence)  # bad references fail now, before the decoder runs
     files = [name for p in args.refs for name in ([p] if os.path.isfile(p) else expand_prefix(p))]
     references = [fingerprint_file(name) for name in files]  # by content: the files may move
     return LoopSettings(
@@ -302,32 +367,37 @@ def _settings(args: argparse.Namespace) -> Any:
         seed=args.seed,
         decoder_config=config,
         extra={"refs_per_sentence": args.refs_per_sentence},
+        scorer=args.scorer,
     )
 
 
-def _run_one(args: argparse.Namespace) -> int:
+def _run_one(args: argparse.Namespace, step: CommandStep) -> int:
     from hypertune.cli.common import emit, percent, show_progress, write_or_print
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import TuningLoop, WorkDir
     from hypertune.loop.loop import entry_score
 
     settings = _settings(args)
-    step = CommandStep(args.tuner, args.tuner_args, args.refs, args.refs_per_sentence)
+    shown = step.shown
     talk = not (args.json or args.quiet)
     terminal = show_progress(args)
+    doing = ["decoding"]  # what the command under way does, for the ticks: decoding or scoring
 
     def report(event: str, data: dict[str, Any]) -> None:
         if not talk:
             return
         i = data.get("iteration")
+        if event in ("decoding", "scoring"):
+            doing[0] = event
         if event == "decoded":
-            seconds = data.get("decode_seconds")
+            seconds, scoring = data.get("decode_seconds"), data.get("scorer_seconds")
             took = f", decoded in {seconds:.1f} s" if seconds is not None else ""
-            line = (f"iteration {i}: {step.metric} {percent(entry_score(data) or 0)}, {data['candidates_added']} new "
+            took += f", scored in {scoring:.1f} s" if scoring is not None else ""
+            line = (f"iteration {i}: {step.metric} {shown(entry_score(data) or 0)}, {data['candidates_added']} new "
                     f"candidates ({data['candidates']} in all){took}")  # fmt: skip
         elif event == "tuned":
-            line = (f"iteration {i}: {args.tuner} {percent(data['tuner_score_before'] or 0)} -> "
-                    f"{percent(data['tuner_score_after'] or 0)} on the candidates, weights moved "
+            line = (f"iteration {i}: {args.tuner} {shown(data['tuner_score_before'] or 0)} -> "
+                    f"{shown(data['tuner_score_after'] or 0)} on the candidates, weights moved "
                     f"{data['weights_moved']:.3g}, {data['tune_seconds']:.1f} s")  # fmt: skip
         elif terminal:
             sys.stderr.write(f"\r\x1b[Kiteration {i}: {event}...")
@@ -340,7 +410,7 @@ def _run_one(args: argparse.Namespace) -> int:
 
     def tick(seconds: float) -> None:
         if talk and terminal:
-            sys.stderr.write(f"\r\x1b[Kdecoding... {seconds:.0f} s")
+            sys.stderr.write(f"\r\x1b[K{doing[0]}... {seconds:.0f} s")
             sys.stderr.flush()
 
     workdir = WorkDir(args.workdir)
@@ -351,7 +421,7 @@ def _run_one(args: argparse.Namespace) -> int:
         stop = interrupts.as_interrupt(error)
         if stop is None:
             raise
-        raise stop.explained(_interrupted(args, workdir, stop, step.higher_is_better, step.metric)) from None
+        raise stop.explained(_interrupted(args, workdir, stop, step)) from None
     payload = result.to_json()
     if args.test_decoder:
         payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
@@ -362,8 +432,8 @@ def _run_one(args: argparse.Namespace) -> int:
     best = payload["best_iteration"]
     best_score = entry_score(result.history[best - 1]) or 0.0
     lines = [
-        f"{result.metric} before {percent(result.score_before)} after {percent(result.score_after)} "
-        f"({len(result.history)} decodings, stopped: {result.stopped}; best: iteration {best}, {percent(best_score)}; "
+        f"{result.metric} before {shown(result.score_before)} after {shown(result.score_after)} "
+        f"({len(result.history)} decodings, stopped: {result.stopped}; best: iteration {best}, {shown(best_score)}; "
         f"{result.seconds:.1f} s)"
     ]
     if args.test_decoder:
@@ -390,13 +460,10 @@ def _cluster(args: argparse.Namespace, step: CommandStep) -> Iterator[None]:
         yield
 
 
-def _interrupted(
-    args: argparse.Namespace, workdir: Any, stop: Any, higher_is_better: bool = True, metric: str = "BLEU"
-) -> str:
+def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any, step: CommandStep) -> str:
     """The one line of an interrupted loop: the work directory keeps every finished step (``--resume`` goes on
     from there), and the weights of the best decoding so far are written beside ``--out`` (``OUT.interrupted``;
     printed on stdout without ``--out``)."""
-    from hypertune.cli.common import percent
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop.loop import entry_score, scored
@@ -407,10 +474,10 @@ def _interrupted(
     decoded = [entry for entry in history if entry_score(entry) is not None]
     if not decoded:
         return line
-    best = decoded[best_index([scored(entry) for entry in decoded], higher_is_better)]
+    best = decoded[best_index([scored(entry) for entry in decoded], step.higher_is_better)]
     i = best["iteration"]
     weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
-    what = f"the best weights so far (iteration {i}, {metric} {percent(entry_score(best) or 0)})"
+    what = f"the best weights so far (iteration {i}, {step.metric} {step.shown(entry_score(best) or 0)})"
     if args.out and args.out != "-":
         path = f"{args.out}.interrupted"
         try:
@@ -459,7 +526,7 @@ def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_pa
     return step.score([os.path.join(output, name)], os.path.join(folder, "weights"))
 
 
-def _run_many(args: argparse.Namespace) -> int:
+def _run_many(args: argparse.Namespace, step: CommandStep) -> int:
     """``--runs R``: R runs of this command with seeds S..S+R-1 in ``DIR/run-<seed>``, as processes (at most
     ``--parallel`` at once; :func:`hypertune.loop.runs.run_seeds`), then the spread of their dev metric and the
     best or averaged weights (:func:`hypertune.loop.runs.summarize_runs`)."""
@@ -495,9 +562,9 @@ def _run_many(args: argparse.Namespace) -> int:
     if args.out:
         text = format_weights(final, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(final, args.out, args.out_format))
-    lines = [_spread_line("dev BLEU", payload["dev_bleu"])]
+    lines = [_spread_line(f"dev {step.metric}", payload["dev_bleu"], step.shown)]
     if "test_bleu" in payload:
-        lines.append(_spread_line("test BLEU", payload["test_bleu"]))
+        lines.append(_spread_line(f"test {step.metric}", payload["test_bleu"], step.shown))
     lines.append(
         f"weights {payload['weights_chosen']}: "
         + (f"written to {args.out}" if args.out else "\n" + format_weights(final, args.out_format))
@@ -506,11 +573,9 @@ def _run_many(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spread_line(label: str, values: dict[str, float]) -> str:
-    from hypertune.cli.common import percent
-
-    return (f"{label} over {values['runs']} runs: mean {percent(values['mean'])}, sd {percent(values['sd'])}, "
-            f"min {percent(values['min'])}, max {percent(values['max'])}")  # fmt: skip
+def _spread_line(label: str, values: dict[str, float], shown: Callable[[float], str]) -> str:
+    return (f"{label} over {values['runs']} runs: mean {shown(values['mean'])}, sd {shown(values['sd'])}, "
+            f"min {shown(values['min'])}, max {shown(values['max'])}")  # fmt: skip
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -109,20 +109,23 @@ def _inline_direction(text: str, names: list[str]) -> Weights:
 
 
 def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
+    """The metric of a command's options (``mira`` has no BLEU options but the tokenizer and case)."""
     spec = args.metric
+    smooth, ref_length = getattr(args, "smooth", None), getattr(args, "ref_length", None)
+    order = getattr(args, "max_order", 4)
     bleu_options: dict[str, object] = {
         "tokenize": args.tokenize,
         "lowercase": args.lowercase,
-        "max_order": args.max_order,
+        "max_order": order,
         "vocabulary": vocabulary,
     }
-    if args.smooth:
-        bleu_options["smooth"] = args.smooth
-    if args.ref_length:
-        bleu_options["ref_length"] = args.ref_length
+    if smooth:
+        bleu_options["smooth"] = smooth
+    if ref_length:
+        bleu_options["ref_length"] = ref_length
     if spec in BLEU_METRICS:
         return get_metric(spec, **bleu_options)
-    if args.smooth or args.ref_length or args.max_order != 4:
+    if smooth or ref_length or order != 4:
         if not any(part.split(":")[0] in BLEU_METRICS for part in spec.split(",")):
             raise UsageError(f"--smooth, --ref-length and --max-order apply to BLEU, not to {spec}")
     return parse_metric(spec, bleu_options)  # an interpolation's BLEU takes the BLEU options too

@@ -1,4 +1,4 @@
-"""What each decoding adds to the tuning loop's pool of candidates, and the BLEU of the decoder's 1-best.
+"""What each decoding adds to the tuning loop's pool of candidates, and the dev metric of the decoder's 1-best.
 
 Accumulation follows Moses (``mert-moses.pl``): the k-best lists of all iterations are merged per sentence
 with duplicates removed -- a hypothesis is a duplicate when its words and feature values are equal, the
@@ -32,6 +32,7 @@ class CandidatePool:
         self.vocabulary = Vocabulary()
         self._seen: dict[object, set[Hashable]] = {}
         self.unnamed = 0  # graphs without a sentence id (numbered by position; accumulation cannot join them)
+        self.last_hypotheses = 0  # the hypotheses of the k-best lists of the decoding added last (--scorer's lines)
 
     @property
     def size(self) -> int:
@@ -42,11 +43,14 @@ class CandidatePool:
         """Read one decoding's output (files or directories of any graph format) and return how many of its
         candidates are new."""
         added = 0
+        self.last_hypotheses = 0
         for position, hg in enumerate(read_graphs(list(paths), None, self.feature_space, self.vocabulary)):
             sentence = hg.sentence_id if hg.sentence_id is not None else ("#", position)
             self.unnamed += hg.sentence_id is None
             seen = self._seen.setdefault(sentence, set())
-            for key in _keys(hg):
+            keys = _keys(hg)
+            self.last_hypotheses += len(keys) if hg.is_kbest else 0
+            for key in keys:
                 if key not in seen:
                     seen.add(key)
                     added += 1
@@ -79,8 +83,9 @@ def _keys(hg: Hypergraph) -> list[Hashable]:
 
 
 def first_best_score(tuning_set: TuningSet, weights: Weights) -> float:
-    """The corpus metric of the decoder's 1-best translations: the first hypothesis of each k-best list (the
-    decoder's own choice, whatever its scores), the Viterbi derivation of each lattice or forest under
+    """The corpus metric of the decoder's 1-best translations -- the tuning metric, whatever it is: BLEU, TER,
+    or the mean given score of ``scores.NAME`` (the scorer's scores) -- the first hypothesis of each k-best list
+    (the decoder's own choice, whatever its scores), the Viterbi derivation of each lattice or forest under
     ``weights`` (the weights it decoded with)."""
     stats = ModelBest(tuning_set).stats(weights.vector(tuning_set.feature_space))
     for s, hg in enumerate(tuning_set.graphs):

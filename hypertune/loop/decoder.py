@@ -7,6 +7,11 @@ lattices or hypergraphs: a file or a directory it creates), ``{iteration}`` (1, 
 n-best size) and ``{seed}`` (the iteration's seed). Any other braces are left alone, so shell and awk
 syntax stay usable. The decoder's standard output and error go to log files; a decoder that fails stops
 the loop with its exit status and the last lines of its log.
+
+``--scorer CMD`` (a command run after each decoding that writes given scores of the new hypotheses, for a
+``scores.NAME`` metric) is a template of the same kind, run the same way: its placeholders are
+:data:`SCORER_PLACEHOLDERS`, ``{kbest}`` being the n-best list just written and ``{scores}`` the score file it
+must write.
 """
 
 from __future__ import annotations
@@ -26,13 +31,17 @@ from hypertune.formats.weights import add_weights, detect_weights_format, format
 from hypertune.weights import Weights
 
 PLACEHOLDERS = ("weights", "kbest", "lattices", "iteration", "k", "seed")
+#: The scorer's placeholders (``--scorer``): the n-best list to score, the score file to write, and the rest.
+SCORER_PLACEHOLDERS = ("kbest", "scores", "iteration", "k", "seed")
 #: Names of an iteration's folder the decoder configuration's copy must not take.
-RESERVED = frozenset({"weights", "tuned.weights", "tuner.json", "decoder.out", "decoder.log", "output", "lock"})
-_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+RESERVED = frozenset({"weights", "tuned.weights", "tuner.json", "decoder.out", "decoder.log", "output", "lock",
+                      "scores", "scores.unchecked", "scorer.out", "scorer.log"})  # fmt: skip
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(dict.fromkeys([*PLACEHOLDERS, *SCORER_PLACEHOLDERS])) + r")\}")
 
 
 class DecoderError(HypertuneError):
-    """The decoder exited with a failure status (or was killed): the loop stops, keeping what is done."""
+    """The decoder (or the scorer) exited with a failure status (or was killed): the loop stops, keeping what
+    is done."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
@@ -40,8 +49,11 @@ class DecoderError(HypertuneError):
 
 
 def expand(template: str, values: Mapping[str, object]) -> str:
-    """``template`` with each ``{name}`` of :data:`PLACEHOLDERS` replaced by its shell-quoted value."""
-    return _PLACEHOLDER.sub(lambda m: shlex.quote(str(values[m.group(1)])), template)
+    """``template`` with each ``{name}`` of ``values`` (:data:`PLACEHOLDERS` for a decoder,
+    :data:`SCORER_PLACEHOLDERS` for a scorer) replaced by its shell-quoted value; other braces are left alone."""
+    return _PLACEHOLDER.sub(
+        lambda m: shlex.quote(str(values[m.group(1)])) if m.group(1) in values else m.group(0), template
+    )
 
 
 def check_template(template: str, output: str) -> None:
@@ -56,6 +68,19 @@ def check_template(template: str, output: str) -> None:
         )
     if "weights" not in used:
         raise UsageError("--decoder must pass the weights of each iteration to the decoder: put {weights} in it")
+
+
+def check_scorer_template(template: str) -> None:
+    """A usage error unless the ``--scorer`` template names the n-best list it scores (``{kbest}``) and the
+    score file it writes (``{scores}``), and no placeholder of the decoder alone (``{weights}``, ``{lattices}``)."""
+    used = set(_PLACEHOLDER.findall(template))
+    if not {"kbest", "scores"} <= used:
+        raise UsageError("--scorer must say what it scores and where it writes: put {kbest} (the n-best list just "
+                         "decoded) and {scores} (the score file to write) in it")  # fmt: skip
+    foreign = sorted(used - set(SCORER_PLACEHOLDERS))
+    if foreign:
+        allowed = ", ".join(f"{{{name}}}" for name in SCORER_PLACEHOLDERS)
+        raise UsageError(f"--scorer: {{{foreign[0]}}} is a placeholder of the decoder, not of the scorer ({allowed})")
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -107,11 +132,13 @@ def run_decoder(
     stderr_path: str,
     iteration: int | str,
     tick: Callable[[float], None] | None = None,
+    role: str = "decoder",
 ) -> float:
     """Run ``command`` through the shell (under :data:`KEEPER`), its standard output to ``stdout_path`` and
     error to ``stderr_path``; return the seconds it took. A failure raises :class:`DecoderError` naming the
-    exit status (or signal) and quoting the log's last lines. ``tick(seconds)`` is called about once a
-    second while it runs (progress on a terminal). Ctrl-C stops the decoder's whole process group."""
+    exit status (or signal) and quoting the log's last lines (``role``, the decoder or the scorer, names what
+    failed). ``tick(seconds)`` is called about once a second while it runs (progress on a terminal). Ctrl-C
+    stops the command's whole process group."""
     started = time.perf_counter()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         try:
@@ -122,7 +149,7 @@ def run_decoder(
                 stderr=err,
             )
         except OSError as error:
-            raise DecoderError(f"cannot start the decoder: {error.strerror}", 127) from None
+            raise DecoderError(f"cannot start the {role}: {error.strerror}", 127) from None
         while True:
             try:
                 status = process.wait(timeout=1.0)
@@ -137,7 +164,7 @@ def run_decoder(
     if status != 0:
         how = f"was killed by signal {-status}" if status < 0 else f"failed with exit status {status}"
         log = stderr_path if os.path.getsize(stderr_path) else stdout_path
-        raise DecoderError(f"{log}: the decoder {how} in iteration {iteration}{_last_lines(log)}", status)
+        raise DecoderError(f"{log}: the {role} {how} in iteration {iteration}{_last_lines(log)}", status)
     return time.perf_counter() - started
 
 

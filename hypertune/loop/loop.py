@@ -1,10 +1,12 @@
 """The outer tuning loop: decode with the current weights, add the candidates, tune, repeat (Och 2003).
 
-One iteration ``i`` is two steps, each finished (and recorded) before the next begins:
+One iteration ``i`` is two steps (three with a scorer), each finished (and recorded) before the next begins:
 
 1. **decode**: write the weights of iteration ``i`` (the start weights, or iteration ``i - 1``'s tuned
-   ones) in the decoder's form, run the decoder, move its output into place, and record the dev BLEU of
-   its 1-best and the number of new candidates;
+   ones) in the decoder's form, run the decoder, move its output into place, and count the new candidates;
+1b. **score** (``--scorer``): run the scorer on the new n-best list; its score file, checked (one line per
+   hypothesis), is moved into place. Then the dev metric of the decoder's 1-best is recorded (with a
+   ``scores.NAME`` metric, the mean given score of the 1-best hypotheses);
 2. **tune**: run the tuner on the candidates accumulated so far (all iterations' n-best lists merged and
    deduplicated, or lattices joined, or this iteration's alone) from iteration ``i``'s weights, with the
    iteration's seed; its weights are iteration ``i + 1``'s.
@@ -50,13 +52,17 @@ class TuningStep(Protocol):
     """What the loop asks of the tuner; the command line implements it with the tuning commands themselves,
     so each tuning is the command ``hypertune TUNER INPUTS --init W --seed S --out OUT`` would run."""
 
-    def tune(self, inputs: list[str], init: str, out: str, seed: int) -> dict[str, Any]:
-        """Tune from the weights file ``init`` on the candidates in ``inputs``; write the weights to ``out``
-        (atomically, ``name value`` lines) and return the tuner's summary (its JSON result)."""
+    def tune(
+        self, inputs: list[str], init: str, out: str, seed: int, scores: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Tune from the weights file ``init`` on the candidates in ``inputs`` (with ``scores``, the score file of
+        each input, as ``--scores``); write the weights to ``out`` (atomically, ``name value`` lines) and return
+        the tuner's summary (its JSON result)."""
         ...
 
-    def score(self, inputs: list[str], weights: str) -> float:
-        """The dev metric (0-1) of the decoder's 1-best in ``inputs``, decoded with the weights file ``weights``."""
+    def score(self, inputs: list[str], weights: str, scores: list[str] | None = None) -> float:
+        """The dev metric (0-1) of the decoder's 1-best in ``inputs`` (with their ``scores`` files), decoded
+        with the weights file ``weights``."""
         ...
 
     #: The dev metric's name (``BLEU``, ``TER``, ...) and whether a larger value of it is better: the best
@@ -82,8 +88,10 @@ class LoopSettings:
     seed: int = 0
     decoder_config: DecoderConfig = field(default_factory=DecoderConfig)
     extra: dict[str, Any] = field(default_factory=dict)  # other settings that make a run different
+    scorer: str | None = None  # --scorer: the command that writes each decoding's score file
 
     def config(self) -> dict[str, Any]:
+        scorer = {} if self.scorer is None else {"scorer": self.scorer}  # a run without one reads as before
         return {
             "version": STATE_VERSION,
             "decoder": self.decoder,
@@ -97,6 +105,7 @@ class LoopSettings:
             "accumulate": self.accumulate,
             "epsilon": self.epsilon,
             "seed": self.seed,
+            **scorer,
             **self.extra,
         }
 
@@ -175,7 +184,7 @@ Report = Callable[[str, dict[str, Any]], None]
 
 class TuningLoop:
     """Runs :class:`LoopSettings` in a :class:`WorkDir` with a :class:`TuningStep` (see the module docstring).
-    ``report(event, data)`` hears of each step (``decoding``, ``decoded``, ``tuning``, ``tuned``) for
+    ``report(event, data)`` hears of each step (``decoding``, ``scoring``, ``decoded``, ``tuning``, ``tuned``) for
     progress and the per-iteration summary; ``tick(seconds)`` while the decoder runs."""
 
     def __init__(
@@ -208,6 +217,9 @@ class TuningLoop:
             while True:
                 entry = history.setdefault(i, {"iteration": i})
                 self._decode(i, entry, pool)
+                self._save(history, None)
+                self._run_scorer(i, entry, pool.last_hypotheses)
+                self._measure(i, entry)
                 self._save(history, None)
                 stop = self._stop_after_decoding(i, entry, history)
                 if stop:
@@ -252,7 +264,7 @@ class TuningLoop:
 
     def _decode(self, i: int, entry: dict[str, Any], pool: CandidatePool) -> None:
         """Step 1 of iteration ``i`` (the decoder runs only if its output is not in place yet; the pool is
-        rebuilt from the files either way)."""
+        rebuilt from the files either way). A decoding redone drops what was measured of the one before."""
         settings, workdir = self.settings, self.workdir
         folder = workdir.iteration(i)
         output = workdir.iteration(i, "output")
@@ -286,11 +298,11 @@ class TuningLoop:
                 )
             with open(os.path.join(staging, "decode.json"), "w", encoding="utf-8") as handle:
                 json.dump({"seconds": seconds, "command": command}, handle)
+            workdir.discard(f"iteration-{i:03d}", "scores")  # scores of an earlier decoding, if any, are void
             os.replace(staging, output)  # the decoding is finished the moment its output is in place
-            for key in ("score", "bleu"):
+            for key in ("score", "bleu", "scorer_seconds"):
                 entry.pop(key, None)
-        inputs = [target]
-        entry["candidates_added"] = pool.add(inputs)
+        entry["candidates_added"] = pool.add([target])
         if settings.accumulate == "lattice" and pool.unnamed:
             raise InputError(
                 "the decoder's lattices carry no sentence ids (a Moses hypergraph directory's file names, an n-best "
@@ -299,19 +311,81 @@ class TuningLoop:
                 target,
             )
         entry["candidates"] = pool.size
+
+    def _run_scorer(self, i: int, entry: dict[str, Any], hypotheses: int) -> None:
+        """Step 1b of iteration ``i`` with ``--scorer``: finished exactly when ``scores`` is in place. The scorer
+        writes into a fresh staging folder (a scoring a kill interrupted is redone, a finished one never); its
+        file is moved to ``scores.unchecked``, read (:func:`~hypertune.formats.score_files.read_score_file`),
+        its lines counted against the ``hypotheses`` of the n-best list, and renamed to ``scores``."""
+        settings, workdir = self.settings, self.workdir
+        if settings.scorer is None:
+            return
+        name = f"iteration-{i:03d}"
+        path = workdir.iteration(i, "scores")
+        if os.path.exists(path):
+            workdir.clear_staging(name, "scores")  # a run killed between the rename and the clean-up
+            return
+        from hypertune.formats.score_files import read_score_file
+
+        kbest = workdir.iteration(i, "output", settings.output_name)
+        written = os.path.join(workdir.staging(name, "scores"), "scores")
+        values = {
+            "kbest": kbest,
+            "scores": written,
+            "iteration": i,
+            "k": settings.kbest,
+            "seed": iteration_seed(settings.seed, i),
+        }
+        command = expand(settings.scorer, values)
+        self.report("scoring", {"iteration": i, "command": command})
+        seconds = run_decoder(
+            command, workdir.iteration(i, "scorer.out"), workdir.iteration(i, "scorer.log"), i, self.tick, "scorer"
+        )
+        if not os.path.isfile(written) or os.path.getsize(written) == 0:
+            what = (
+                "nothing" if not os.path.exists(written) else "an empty file" if os.path.isfile(written) else "a folder"
+            )
+            raise InputError(
+                f"the scorer exited normally in iteration {i} but wrote {what} to {{scores}} "
+                f"({workdir.iteration(i, 'scorer.log')} may say why)",
+                written,
+            )
+        unchecked = workdir.iteration(i, "scores.unchecked")
+        os.replace(written, unchecked)
+        workdir.clear_staging(name, "scores")
+        lines = len(read_score_file(unchecked))  # a malformed file: one line naming it and the line
+        if lines != hypotheses:
+            raise InputError(
+                f"the scorer wrote {lines} lines of scores in iteration {i} for the {hypotheses} hypotheses of {kbest} "
+                "(one line per hypothesis, in the n-best list's order)",
+                unchecked,
+            )
+        os.replace(unchecked, path)  # the scoring is finished the moment its file is in place
+        for key in ("score", "bleu"):
+            entry.pop(key, None)
+        entry["scorer_seconds"] = seconds
+
+    def _measure(self, i: int, entry: dict[str, Any]) -> None:
+        """The dev metric of iteration ``i``'s 1-best (recorded once per decoding) and the ``decoded`` report."""
+        settings, workdir = self.settings, self.workdir
         if entry_score(entry) is None:
-            entry["score"] = entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"))
+            inputs, scores = self._inputs(i, i)
+            entry["score"] = entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"), scores)
             decoded = workdir.read_json(f"iteration-{i:03d}", "output", "decode.json") or {}
             entry["decode_seconds"] = decoded.get("seconds")
             entry["seed"] = iteration_seed(settings.seed, i)
-        entry["seconds"] = (entry.get("decode_seconds") or 0.0) + (entry.get("tune_seconds") or 0.0)
+        entry["seconds"] = sum(entry.get(key) or 0.0 for key in ("decode_seconds", "scorer_seconds", "tune_seconds"))
         self.report("decoded", entry)
 
-    def _inputs(self, i: int) -> list[str]:
-        """The candidates iteration ``i``'s tuning sees: every decoding's output so far, or this one's."""
-        name = self.settings.output_name
-        first = i if self.settings.accumulate == "none" else 1
-        return [self.workdir.iteration(j, "output", name) for j in range(first, i + 1)]
+    def _inputs(self, i: int, first: int | None = None) -> tuple[list[str], list[str] | None]:
+        """The candidates iteration ``i``'s tuning sees -- every decoding's output so far, or this one's (from
+        decoding ``first`` on) -- and with ``--scorer`` their score files, in the same order."""
+        if first is None:
+            first = i if self.settings.accumulate == "none" else 1
+        folders = range(first, i + 1)
+        inputs = [self.workdir.iteration(j, "output", self.settings.output_name) for j in folders]
+        scores = [self.workdir.iteration(j, "scores") for j in folders] if self.settings.scorer else None
+        return inputs, scores
 
     def _tune(self, i: int, entry: dict[str, Any]) -> None:
         """Step 2 of iteration ``i``: finished once ``tuner.json`` is written (after the tuned weights)."""
@@ -320,9 +394,9 @@ class TuningLoop:
         if summary is None:
             self.report("tuning", {"iteration": i, "tuner": self.settings.tuner})
             started = time.perf_counter()
-            result = self.step.tune(
-                self._inputs(i), self.workdir.iteration(i, "weights"), self.workdir.iteration(i, "tuned.weights"), seed
-            )
+            inputs, scores = self._inputs(i)
+            init, out = self.workdir.iteration(i, "weights"), self.workdir.iteration(i, "tuned.weights")
+            result = self.step.tune(inputs, init, out, seed, scores)
             summary = {"seconds_wall": time.perf_counter() - started, "seed": seed, "result": result}
             self.workdir.write_json(summary, f"iteration-{i:03d}", "tuner.json")
         result = summary["result"]
@@ -336,7 +410,7 @@ class TuningLoop:
         entry["tuner_score_before"] = entry["tuner_bleu_before"] = before  # tuner_bleu_*: deprecated aliases
         entry["tuner_score_after"] = entry["tuner_bleu_after"] = after
         entry["tune_seconds"] = summary["seconds_wall"]
-        entry["seconds"] = (entry.get("decode_seconds") or 0.0) + entry["tune_seconds"]
+        entry["seconds"] = sum(entry.get(key) or 0.0 for key in ("decode_seconds", "scorer_seconds", "tune_seconds"))
         self.report("tuned", entry)
 
     def _save(self, history: dict[int, dict[str, Any]], stopped: str | None) -> None:

@@ -17,6 +17,9 @@ Layout (``NNN`` is the iteration, from 001)::
     DIR/iteration-NNN/decoder.out the decoder's standard output; decoder.log its standard error
     DIR/iteration-NNN/output/     what the decoder wrote ({kbest} or {lattices}), renamed into place when it
                                   finished; output/decode.json says how long it took and what ran
+    DIR/iteration-NNN/scores      with --scorer: the scorer's score file of output/kbest (one line per
+                                  hypothesis), moved into place once checked; scorer.out, scorer.log its
+                                  output and error; scores.unchecked a file it wrote that failed the check
     DIR/iteration-NNN/tuned.weights, tuner.json  the tuner's weights and its whole summary (JSON)
 """
 
@@ -144,13 +147,18 @@ class WorkDir:
         the shell) may still be writing into its own folder, never into this one."""
         folder = os.path.dirname(self.file(*parts))
         os.makedirs(folder, exist_ok=True)
-        prefix = f".{os.path.basename(parts[-1])}.partial"
-        for name in os.listdir(folder):
-            if name.startswith(prefix):
-                self.discard(os.path.relpath(os.path.join(folder, name), self.path))
-        path = os.path.join(folder, f"{prefix}-{os.getpid()}")
+        self.clear_staging(*parts)
+        path = os.path.join(folder, f".{os.path.basename(parts[-1])}.partial-{os.getpid()}")
         os.makedirs(path)
         return path
+
+    def clear_staging(self, *parts: str) -> None:
+        """Discard every staging folder of ``parts`` (:meth:`staging`): the attempts a killed run left."""
+        folder = os.path.dirname(self.file(*parts))
+        prefix = f".{os.path.basename(parts[-1])}.partial"
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if name.startswith(prefix):
+                self.discard(os.path.relpath(os.path.join(folder, name), self.path))
 
     def discard(self, *parts: str) -> None:
         """Remove a half-made file or folder (a decoder's output that never finished): it is renamed out of
