@@ -226,9 +226,10 @@ def default_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file. The file
-    keeps the permissions of the file it replaces, else gets those a plain ``open`` would give (umask)."""
+def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file and a rename: never a
+    half-written file. The file keeps the permissions of the file it replaces, else gets those a plain ``open``
+    would give (umask)."""
     name = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(name))
     try:
@@ -237,8 +238,8 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
         mode = default_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         os.chmod(tmp, mode)
         os.replace(tmp, name)
     except BaseException as error:

@@ -27,17 +27,15 @@ from hypertune.formats._scan import (
     find_id,
     intern,
     key_id,
-    parse_decimal,
     parse_integer,
     space_width,
     unicode_digit,
 )
 from hypertune.formats.json_lexer import (
     HUGE_INTEGER,
-    INT,
-    NONFINITE,
+    NOT_A_NUMBER,
+    NOT_FINITE,
     NOT_JSON,
-    OTHER,
     after_item,
     count_items,
     equals_integer,
@@ -47,15 +45,13 @@ from hypertune.formats.json_lexer import (
     key_is,
     literal,
     next_item,
+    number_value,
     open_container,
-    overflow_class,
-    python_float,
     skip,
     skip_string,
     skip_value,
     string_end,
     string_text,
-    value_kind,
     ws,
 )
 
@@ -371,24 +367,10 @@ def _feature_index(buf, j, fe, known):  # pragma: no cover - compiled
 
 @_inline
 def _feature_value(buf, j, fe):  # pragma: no cover - compiled
-    """The feature value ``buf[j:fe]``: ``(problem, value, exact)``, problem ``VALUE_TYPE`` (not a number),
-    ``VALUE_INF`` (not finite as json's value and ``float()`` make it) or 0; an inexact value is left to
-    ``float()``."""
-    kind = value_kind(buf, j, fe)
-    if kind == OTHER:
-        return VALUE_TYPE, 0.0, True
-    if kind == NONFINITE:
-        return VALUE_INF, 0.0, True
-    exact, x = parse_decimal(buf, j, fe)
-    overflow = 0 if exact else overflow_class(buf, j, fe)
-    if overflow == 2:
-        return VALUE_INF, 0.0, True
-    if overflow == 1:  # from 1e308 up to 1e309: Python tells
-        finite, x = python_float(buf, j, fe, kind == INT)
-        return (0 if finite else VALUE_INF), x, True
-    if exact and kind == INT and x == 0.0:
-        x = 0.0  # the integer -0 is 0
-    return 0, x, exact
+    """The feature value ``buf[j:fe]``: :func:`~hypertune.formats.json_lexer.number_value` in this grammar's
+    problem codes, ``VALUE_TYPE`` (not a number) and ``VALUE_INF`` (not finite)."""
+    problem, x, exact = number_value(buf, j, fe)
+    return (VALUE_TYPE if problem == NOT_A_NUMBER else VALUE_INF if problem == NOT_FINITE else 0), x, exact
 
 
 @_inline

@@ -550,6 +550,34 @@ def python_float(buf, s, e, is_int):  # pragma: no cover - compiled, called for 
     return finite, value
 
 
+#: What :func:`number_value` says of a value besides its number: not a number, or not finite.
+NOT_A_NUMBER, NOT_FINITE = 1, 2
+
+
+@_inline
+def number_value(buf, s, e):  # pragma: no cover - compiled
+    """The JSON value ``buf[s:e]`` as a number, as json's value and ``float()`` make it: ``(problem, value,
+    exact)``, problem :data:`NOT_A_NUMBER`, :data:`NOT_FINITE` or 0; an inexact value (``exact`` false) is left
+    to ``float()``. The one reading of a JSON number the compiled readers share."""
+    exact, x = parse_decimal(buf, s, e)
+    if exact:  # a JSON number (a checked value parse_decimal reads is one)
+        if x == 0.0 and int_token(buf, s, e):
+            x = 0.0  # the integer -0 is 0
+        return 0, x, True
+    kind = value_kind(buf, s, e)
+    if kind == OTHER:
+        return NOT_A_NUMBER, 0.0, True
+    if kind == NONFINITE:
+        return NOT_FINITE, 0.0, True
+    overflow = overflow_class(buf, s, e)
+    if overflow == 2:
+        return NOT_FINITE, 0.0, True
+    if overflow == 1:  # from 1e308 up to 1e309: Python tells
+        finite, x = python_float(buf, s, e, kind == INT)
+        return (0 if finite else NOT_FINITE), x, True
+    return 0, 0.0, False
+
+
 @_inline
 def equals_integer(buf, s, e, m):  # pragma: no cover - compiled
     """Whether the (checked) JSON value ``buf[s:e]`` equals the integer ``m`` as Python compares json's value

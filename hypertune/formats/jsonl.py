@@ -35,10 +35,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -61,28 +58,25 @@ from hypertune.formats._scan import (
     located,
     new_error,
     new_string_table,
-    parse_decimal,
     parse_integer,
     read_bytes,
     run_scan,
     scan_error,
     space_width,
 )
-from hypertune.formats.io import default_file_mode
+from hypertune.formats.io import write_atomically
 from hypertune.formats.json_lexer import (
     HUGE_INTEGER,
     INT,
-    NONFINITE,
+    NOT_A_NUMBER,
+    NOT_FINITE,
     NOT_JSON,
-    OTHER,
     has_backslash,
-    int_token,
     key_is,
     literal,
     next_item,
+    number_value,
     open_container,
-    overflow_class,
-    python_float,
     skip,
     skip_string,
     skip_value,
@@ -147,25 +141,9 @@ class _Scanned(NamedTuple):
 
 @_jit
 def _number(buf, s, e):  # pragma: no cover - compiled
-    """The JSON value ``buf[s:e]`` as a number: ``(problem, value, exact)``, problem ``_NOT_NUMBER``,
-    ``_NOT_FINITE`` (as json's value and ``float()`` make it) or 0; an inexact value is left to ``float()``."""
-    exact, x = parse_decimal(buf, s, e)
-    if exact:  # a JSON number (a checked value parse_decimal reads is one)
-        if x == 0.0 and int_token(buf, s, e):
-            x = 0.0  # the integer -0 is 0
-        return 0, x, True
-    kind = value_kind(buf, s, e)
-    if kind == OTHER:
-        return _NOT_NUMBER, 0.0, True
-    if kind == NONFINITE:
-        return _NOT_FINITE, 0.0, True
-    overflow = overflow_class(buf, s, e)
-    if overflow == 2:
-        return _NOT_FINITE, 0.0, True
-    if overflow == 1:  # from 1e308 up to 1e309: Python tells
-        finite, x = python_float(buf, s, e, kind == INT)
-        return (0 if finite else _NOT_FINITE), x, True
-    return 0, 0.0, False
+    """:func:`~hypertune.formats.json_lexer.number_value` in this reader's problem codes."""
+    problem, x, exact = number_value(buf, s, e)
+    return (_NOT_NUMBER if problem == NOT_A_NUMBER else _NOT_FINITE if problem == NOT_FINITE else 0), x, exact
 
 
 @_inline
@@ -712,26 +690,10 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
 
 
 def write_text(path: str, text: str) -> None:
-    """``text`` written to ``path`` through a temporary file and a rename, gzip-compressed (with a fixed
-    time stamp, so the same text gives the same bytes) when the name ends in ``.gz``."""
+    """``text`` written to ``path`` atomically (:func:`~hypertune.formats.io.write_atomically`), gzip-compressed
+    (with a fixed time stamp, so the same text gives the same bytes) when the name ends in ``.gz``."""
     data = text.encode("utf-8")
-    if path.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = default_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, gzip.compress(data, mtime=0) if path.endswith(".gz") else data)
 
 
 # ---------------------------------------------------------------------- sniffing
