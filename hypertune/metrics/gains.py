@@ -233,7 +233,7 @@ class Gain:
         self.background_bleu.background = value
 
     def copy(self) -> Gain:
-        other = Gain.__new__(Gain)
+        other = type(self).__new__(type(self))
         other.__dict__.update(self.__dict__)
         other.background_bleu = self.background_bleu.copy()
         return other

@@ -105,6 +105,8 @@ def test_the_gain_of_a_given_score_is_the_score_itself():
     assert gain_for(metric).score(stats[1]) == -1.5
     # whatever BLEU gain a command asks for, a given score's gain is the score
     np.testing.assert_array_equal(gain_for(metric, "background").score(stats), values)
+    # and a copy (the corpus oracle's, a shard's) is the same gain
+    np.testing.assert_array_equal(gain_for(metric).copy().score(stats), values)
 
 
 def test_the_gain_of_ter_is_minus_sacrebleus_sentence_ter():
