@@ -696,7 +696,14 @@ class _KbestRunner:
         self.distinct = _distinct_stats(self.rows)
 
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
-        background = gain.background if gain.kind == "background" else gain.background.copy()
+        width = self.rows.stats.shape[1]  # the compiled epoch adds a statistics row to the background each step
+        if gain.kind == "background":
+            background = gain.background
+            if background.size != width:
+                raise InputError(f"the background gain reads BLEU statistics of {background.size} columns; these "
+                                 f"have {width}")  # fmt: skip
+        else:  # a gain without state: the epoch's sums go to scratch space of the statistics' width
+            background = np.zeros(width)
         if gain.kind == "background":
             group_gains = np.empty(self.distinct.group_stats.shape[0])
         else:  # a gain without state: every distinct row's, once (in Python: any gain of the registry)
