@@ -38,6 +38,9 @@ CACHE_ENVIRONMENT = "HYPERTUNE_CACHE"
 # ---------------------------------------------------------------------- metrics
 #: Metrics by name (``metrics.METRICS`` maps them to constructors; interpolations combine them).
 METRICS = ("bleu", "ibm-bleu", "bleu+1", "linear-bleu", "chrf", "chrf++", "ter", "wer", "per", "cder")
+#: The BLEU metrics among them: those the BLEU options (``--tokenize``, ``--smooth``, ``--max-order``, ...) apply to,
+#: alone or in an interpolation.
+BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
 #: sacrebleu's default BLEU tokenizer (``sacrebleu.BLEU.TOKENIZER_DEFAULT``), ``hypertune bleu``'s default.
 DEFAULT_TOKENIZER = "13a"
 #: Tokenizers of :class:`hypertune.metrics.Tokenizer` (the last five need optional sacrebleu extras).

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from hypertune import interrupts
+from hypertune.choices import BLEU_METRICS
 from hypertune.cli.common import emit, percent, show_progress, write_or_print
 from hypertune.errors import HypertuneError, InputError, UsageError
 from hypertune.formats import read_graphs, read_references, read_weights
@@ -41,8 +42,6 @@ from hypertune.weights import Weights, check_feature_names
 if TYPE_CHECKING:
     from hypertune.distributed import DaskShards
     from hypertune.hypergraph import Hypergraph
-
-BLEU_METRICS = ("bleu", "ibm-bleu", "bleu+1")
 
 
 def load_one_graph(args: argparse.Namespace) -> Hypergraph:

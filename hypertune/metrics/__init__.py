@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hypertune.choices import BLEU_METRICS
 from hypertune.errors import UsageError
 from hypertune.metrics.background import BackgroundBleu, background_bleu
 from hypertune.metrics.base import Metric, Text, best_index, better, transpose_references, worst
@@ -129,7 +130,7 @@ def parse_metric(spec: str, bleu_options: dict[str, Any] | None = None, **option
     parts = [p.strip() for p in spec.split(",") if p.strip()]
 
     def get(name: str) -> Metric:
-        extra = bleu_options if bleu_options and name.lower() in ("bleu", "ibm-bleu", "bleu+1") else {}
+        extra = bleu_options if bleu_options and name.lower() in BLEU_METRICS else {}
         return get_metric(name, **options, **extra)
 
     if len(parts) == 1 and ":" not in parts[0]:
