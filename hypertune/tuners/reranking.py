@@ -72,17 +72,20 @@ def evaluate(
     choices: Sequence[Choice], references: Sequence[list[str]] | None, metrics: Sequence[Metric]
 ) -> dict[str, float]:
     """Each metric of the chosen hypotheses: a given score's mean, or the corpus metric of their texts against
-    ``references`` (line ``i`` = sentence id ``i``, several references per sentence)."""
+    ``references``, one list per choice (:func:`chosen_references`)."""
     values: dict[str, float] = {}
-    refs = None
-    if references is not None:
-        refs = select_references([c.sentence_id for c in choices], references, report_unused=False)
     for metric in metrics:
         if isinstance(metric, GivenScore):
             values[metric.name] = sum(c.scores[metric.score_name] for c in choices) / max(len(choices), 1)
-        elif refs is not None:
-            values[metric.name] = metric.corpus_score([c.text for c in choices], refs)
+        elif references is not None:
+            values[metric.name] = metric.corpus_score([c.text for c in choices], references)
     return values
+
+
+def chosen_references(choices: Sequence[Choice], references: Sequence[list[str]]) -> list[list[str]]:
+    """The references of each choice's sentence: line ``i`` of the reference files is sentence id ``i``; an id
+    past the end is an error, reference lines no sentence uses a warning (as for tuning)."""
+    return select_references([c.sentence_id for c in choices], references)
 
 
 def before_and_after(
@@ -95,7 +98,8 @@ def before_and_after(
     """The held-out report: every metric under the start weights and under the tuned ones (JSON's ``heldout``):
     ``{"sentences": N, "metrics": {name: {"before": x, "after": y, "higher_is_better": bool}}}``."""
     first, second = rerank(graphs, before), rerank(graphs, after)
-    was, now = evaluate(first, references, metrics), evaluate(second, references, metrics)
+    refs = None if references is None else chosen_references(first, references)  # the same sentences, in order
+    was, now = evaluate(first, refs, metrics), evaluate(second, refs, metrics)
     table: Mapping[str, dict[str, Any]] = {
         m.name: {"before": was[m.name], "after": now[m.name], "higher_is_better": m.higher_is_better}
         for m in metrics

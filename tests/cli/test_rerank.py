@@ -134,3 +134,13 @@ def test_heldout_reports_every_metric_before_and_after(scored, capsys):
 def test_heldout_options_need_heldout(capsys):
     code = main(["mert", str(NBEST), "--refs", *map(str, REFS), "--init", str(INIT), "--heldout-refs", str(REFS[0])])
     assert code == 2 and "give --heldout too" in capsys.readouterr().err
+
+
+def test_heldout_references_no_sentence_uses_are_a_warning(tmp_path, capsys):
+    """Held-out references with lines for sentences the held-out inputs lack: probably the wrong file, said once."""
+    refs = tmp_path / "ref"
+    refs.write_text(REFS[0].read_text() + "an extra line\nand another\n")
+    code = main(["mert", str(NBEST), "--refs", *map(str, REFS), "--init", str(INIT), "--heldout", str(NBEST),
+                 "--heldout-refs", str(refs)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("2 of the 7 reference lines") == 1, err
