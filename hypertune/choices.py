@@ -101,3 +101,5 @@ CORPUS_ORACLE_VARIANTS = ("best-switch", "sentence-order")
 # ---------------------------------------------------------------------- the tuning loop
 #: What the tuning loop keeps from one iteration's decoder output to the next (``loop.loop``).
 ACCUMULATE = ("nbest", "lattice", "none")
+#: `tune --return`: the weights of the best dev decoding (default) or of the last one.
+LOOP_RETURNS = ("best", "last")

@@ -25,7 +25,7 @@ from hypertune.errors import HypertuneError
 
 #: Options of the tuners that the loop sets itself in every iteration (their dests in the tuner's parser).
 OWNED = {"init": "--init", "refs": "--refs", "out": "--out", "seed": "--seed", "out_format": "--out-format",
-         "scores": "--scores"}  # fmt: skip
+         "scores": "--scores", "runs": "--runs"}  # fmt: skip
 
 EXAMPLE = """examples:
   hypertune tune --decoder 'hypertune decode graphs/ --weights {weights} --kbest {k} --out {kbest}' \\
@@ -34,6 +34,7 @@ EXAMPLE = """examples:
       --decoder-config moses.ini --refs dev.ref --tuner mira --workdir mira.run --iterations 15
   hypertune tune ... --workdir run1 --resume            # after a crash or kill: go on from the last step
   hypertune tune ... --runs 5 --seed 1 --workdir runs   # five seeds: mean, sd, min, max of dev BLEU
+  hypertune tune ... --return last                      # the last iteration's weights, not the best dev ones
   hypertune tune ... --tuner minrisk -- --iterations 50 # after --, options go to the tuner verbatim
   hypertune tune --decoder '...' --scorer 'python comet_lines.py {kbest} {scores}' --metric scores.comet \
       --init init.weights --workdir comet.run            # tune on COMET: a scorer writes each n-best's scores
@@ -62,7 +63,7 @@ class _TuneParser(argparse.ArgumentParser):
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.choices import ACCUMULATE, WEIGHTS_FORMATS
+    from hypertune.choices import ACCUMULATE, LOOP_RETURNS, WEIGHTS_FORMATS
     from hypertune.cli.common import add_output_options
     from hypertune.cli.options import non_negative_float, positive_int, seed
     from hypertune.tuners.registry import tuning_commands
@@ -72,7 +73,8 @@ def register(subparsers: Any) -> None:
         help=COMMANDS["tune"],
         description="Alternate decoding and tuning until no new candidates appear (Och 2003), as mert-moses.pl and "
         "dpmert.pl do, keeping every step in --workdir: a killed run continues with --resume and ends with the "
-        "weights an uninterrupted run ends with. --runs R tunes R times and reports the spread of BLEU.",
+        "weights an uninterrupted run ends with. It returns the weights of the decoding with the best dev score "
+        "(--return last: the last decoding's). --runs R tunes R times and reports the spread of BLEU.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,  # an abbreviation must not take a tuner's option (--iter for --iterations)
@@ -123,6 +125,14 @@ def register(subparsers: Any) -> None:
         metavar="E",
         help="stop when no weight moves by E or more (1e-5)",
     )
+    parser.add_argument(
+        "--return",
+        dest="returns",
+        choices=LOOP_RETURNS,
+        default="best",
+        help="best: the weights of the decoding with the best dev score, the earliest of equal ones (default, as "
+        "mert-moses.pl --return-best-dev); last: the last decoding's",
+    )
     parser.add_argument("--workdir", required=True, metavar="DIR", help="where every step is kept")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir from its last step")
     parser.add_argument("--seed", type=seed, default=0, help="the run's seed; iteration seeds derive from it (0)")
@@ -144,7 +154,12 @@ def register(subparsers: Any) -> None:
         "{scores}, a line of name=value pairs per hypothesis (as --scores), for the tuner's --metric scores.NAME "
         "(COMET, a QE model, ...): docs/tuning-loop.md",
     )
-    parser.add_argument("--test-decoder", metavar="CMD", help="decode a test set with the final weights (placeholders)")
+    parser.add_argument(
+        "--test-decoder",
+        metavar="CMD",
+        help="decode a test set with the weights returned, and with the last decoding's when they differ "
+        "(placeholders)",
+    )
     parser.add_argument("--test-refs", nargs="+", metavar="REF", help="the test set's references")
     parser.add_argument("--out", "-o", metavar="W", help="write the final weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
@@ -368,11 +383,12 @@ def _settings(args: argparse.Namespace) -> Any:
         decoder_config=config,
         extra={"refs_per_sentence": args.refs_per_sentence},
         scorer=args.scorer,
+        returns=args.returns,
     )
 
 
 def _run_one(args: argparse.Namespace, step: CommandStep) -> int:
-    from hypertune.cli.common import emit, percent, show_progress, write_or_print
+    from hypertune.cli.common import emit, show_progress, write_or_print
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import TuningLoop, WorkDir
     from hypertune.loop.loop import entry_score
@@ -423,21 +439,26 @@ def _run_one(args: argparse.Namespace, step: CommandStep) -> int:
             raise
         raise stop.explained(_interrupted(args, workdir, stop, step)) from None
     payload = result.to_json()
+    returned, last = result.returned_iteration, result.history[-1]["iteration"]
     if args.test_decoder:
-        payload["test_bleu"] = _test_bleu(args, settings, workdir, result.weights_path)
+        payload["test_score"] = payload["test_bleu"] = _test_score(args, settings, workdir, returned)
+        payload["test_score_last"] = (
+            payload["test_score"] if last == returned else _test_score(args, settings, workdir, last)
+        )
     payload.update(tuner=args.tuner, workdir=args.workdir, seed=args.seed, output=args.out)
     if args.out:
         text = format_weights(result.weights, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
-    best = payload["best_iteration"]
-    best_score = entry_score(result.history[best - 1]) or 0.0
     lines = [
         f"{result.metric} before {shown(result.score_before)} after {shown(result.score_after)} "
-        f"({len(result.history)} decodings, stopped: {result.stopped}; best: iteration {best}, {shown(best_score)}; "
+        f"({len(result.history)} decodings, stopped: {result.stopped}; {_returned(result, shown)}; "
         f"{result.seconds:.1f} s)"
     ]
     if args.test_decoder:
-        lines.append(f"test BLEU {percent(payload['test_bleu'])}")
+        test = f"test {step.metric} {shown(payload['test_score'])} with the weights returned"
+        if last != returned:
+            test += f", {shown(payload['test_score_last'])} with the last decoding's"
+        lines.append(test)
     lines.append(f"weights written to {args.out}" if args.out else format_weights(result.weights, args.out_format))
     emit(args, "\n".join(line.rstrip() for line in lines), payload)
     return 0
@@ -466,16 +487,14 @@ def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any, step: Comman
     printed on stdout without ``--out``)."""
     from hypertune.formats import read_weights
     from hypertune.formats.weights import format_weights, write_weights
-    from hypertune.loop.loop import entry_score, scored
-    from hypertune.metrics import best_index
+    from hypertune.loop.loop import best_iteration, entry_score
 
     line = f"interrupted ({stop.name}); {args.workdir} keeps every finished step: continue with --resume"
     history = (workdir.read_json("state.json") or {}).get("history", [])
-    decoded = [entry for entry in history if entry_score(entry) is not None]
-    if not decoded:
+    if not any(entry_score(entry) is not None for entry in history):
         return line
-    best = decoded[best_index([scored(entry) for entry in decoded], step.higher_is_better)]
-    i = best["iteration"]
+    i = best_iteration(history, step.higher_is_better)
+    best = next(entry for entry in history if entry["iteration"] == i)
     weights = read_weights(workdir.iteration(i, "weights"))  # what the decoding of iteration i used
     what = f"the best weights so far (iteration {i}, {step.metric} {step.shown(entry_score(best) or 0)})"
     if args.out and args.out != "-":
@@ -490,27 +509,41 @@ def _interrupted(args: argparse.Namespace, workdir: Any, stop: Any, step: Comman
     return f"{line}; {what} printed on stdout"
 
 
-def _test_bleu(args: argparse.Namespace, settings: Any, workdir: Any, weights_path: str) -> float:
-    """Decode the test set once with the final weights (kept in ``DIR/test``, so a resumed run does not
-    decode it again) and score the decoder's 1-best against ``--test-refs``."""
+def _returned(result: Any, shown: Callable[[float], str]) -> str:
+    """Which decoding's weights the loop returned, and the other one of the best and the last."""
+    from hypertune.loop.loop import scored
+
+    best, last = result.best_iteration, result.history[-1]["iteration"]
+    if best == last:
+        return f"returned: iteration {last}, the best and the last"
+    if result.returns == "best":
+        return f"returned: iteration {best}, the best (the last, {last}, scored {shown(result.score_last)})"
+    best_score = scored(result.history[best - 1])
+    return f"returned: iteration {last}, the last (the best, {best}, scored {shown(best_score)})"
+
+
+def _test_score(args: argparse.Namespace, settings: Any, workdir: Any, iteration: int) -> float:
+    """Decode the test set once with the weights decoding ``iteration`` used (kept in ``DIR/test-NNN``, so a
+    resumed run does not decode it again) and score the decoder's 1-best against ``--test-refs`` with the
+    tuner's metric."""
     from hypertune.formats import read_weights
     from hypertune.formats.io import write_atomically
     from hypertune.formats.weights import format_weights
     from hypertune.loop import expand, run_decoder
 
-    folder = workdir.file("test")
+    folder = workdir.file(f"test-{iteration:03d}")
     output = os.path.join(folder, "output")
-    weights = read_weights(weights_path)
+    weights = read_weights(workdir.iteration(iteration, "weights"))
     name = settings.output_name
     written = format_weights(weights, "cdec")
     done = os.path.join(folder, "weights")
     if os.path.isdir(output) and (not os.path.exists(done) or open(done, encoding="utf-8").read() != written):
-        workdir.discard("test")  # decoded with other weights (the run was resumed with more iterations)
+        workdir.discard(os.path.basename(folder))  # decoded with other weights (a run redone after a change)
     if not os.path.isdir(output):
         os.makedirs(folder, exist_ok=True)
         write_atomically(os.path.join(folder, "weights"), written)
         config = settings.decoder_config.write(weights, folder)
-        staging = workdir.staging("test", "output")
+        staging = workdir.staging(os.path.basename(folder), "output")
         values = {
             "weights": config,
             "kbest": os.path.join(staging, "kbest"),
@@ -556,15 +589,15 @@ def _run_many(args: argparse.Namespace, step: CommandStep) -> int:
             argv += ["--resume"] if os.path.exists(os.path.join(folder, "config.json")) else []
             return argv + (["--", *tail] if tail else [])
 
-        results = run_seeds(workdir, seeds, parallel, command, say)
+        results = run_seeds(workdir, seeds, parallel, command, say, step.shown)
     payload, final = summarize_runs(workdir, seeds, results, args.average_weights)
     payload.update(weights=dict(final), workdir=args.workdir, output=args.out)
     if args.out:
         text = format_weights(final, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(final, args.out, args.out_format))
-    lines = [_spread_line(f"dev {step.metric}", payload["dev_bleu"], step.shown)]
-    if "test_bleu" in payload:
-        lines.append(_spread_line(f"test {step.metric}", payload["test_bleu"], step.shown))
+    lines = [_spread_line(f"dev {step.metric}", payload["dev_score"], step.shown)]
+    if "test_score" in payload:
+        lines.append(_spread_line(f"test {step.metric}", payload["test_score"], step.shown))
     lines.append(
         f"weights {payload['weights_chosen']}: "
         + (f"written to {args.out}" if args.out else "\n" + format_weights(final, args.out_format))

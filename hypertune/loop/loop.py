@@ -11,11 +11,13 @@ One iteration ``i`` is two steps (three with a scorer), each finished (and recor
    deduplicated, or lattices joined, or this iteration's alone) from iteration ``i``'s weights, with the
    iteration's seed; its weights are iteration ``i + 1``'s.
 
-The loop stops when a decoding adds no candidate (its weights are the result), or after the decoding
-that follows the ``N``-th tuning or a tuning that moved no weight by ``epsilon`` or more: that last
-decoding measures the final weights, so the history's last entry is the dev BLEU of the weights
-returned. ``--resume`` reads which steps are finished from the work directory (:mod:`hypertune.loop.workdir`)
-and goes on from there; since every step is a function of files already written and of the seed, a
+The loop stops when a decoding adds no candidate, or after the decoding that follows the ``N``-th tuning
+or a tuning that moved no weight by ``epsilon`` or more: every weights vector the loop can return has been
+decoded, so its dev metric is measured, not predicted. It returns the weights of the decoding with the best
+dev metric, the earliest of equal ones (``returns="best"``, as ``mert-moses.pl --return-best-dev``, Cherry &
+Foster 2012 section 4, Tillmann & Zhang section VI-B), or those of the last decoding (``"last"``).
+``--resume`` reads which steps are finished from the work directory (:mod:`hypertune.loop.workdir`) and goes on
+from there; since every step is a function of files already written and of the seed, a
 resumed run ends with exactly the weights of an uninterrupted one.
 """
 
@@ -74,7 +76,8 @@ class TuningStep(Protocol):
 @dataclass
 class LoopSettings:
     """One run of the loop. ``config()`` is what makes two runs the same run (checked on ``--resume``);
-    ``iterations`` is left out of it, so a finished run can be resumed with more iterations."""
+    ``iterations`` is left out of it, so a finished run can be resumed with more iterations, and so is
+    ``returns`` (which decoding's weights are the result: ``best`` or ``last``), which changes no step."""
 
     decoder: str
     init: Weights
@@ -89,6 +92,7 @@ class LoopSettings:
     decoder_config: DecoderConfig = field(default_factory=DecoderConfig)
     extra: dict[str, Any] = field(default_factory=dict)  # other settings that make a run different
     scorer: str | None = None  # --scorer: the command that writes each decoding's score file
+    returns: str = "best"  # --return: the weights of the best dev decoding, or of the last one
 
     def config(self) -> dict[str, Any]:
         scorer = {} if self.scorer is None else {"scorer": self.scorer}  # a run without one reads as before
@@ -129,12 +133,22 @@ def scored(entry: dict[str, Any]) -> float:
     return score
 
 
+def best_iteration(history: list[dict[str, Any]], higher_is_better: bool = True) -> int:
+    """The iteration whose decoding scored best, the earliest of equal ones (:func:`hypertune.metrics.best_index`);
+    entries not scored yet are passed over."""
+    decoded = [entry for entry in history if entry_score(entry) is not None]
+    if not decoded:
+        raise InputError("no decoding of the run has been scored yet")
+    return decoded[best_index([scored(entry) for entry in decoded], higher_is_better)]["iteration"]
+
+
 @dataclass
 class LoopResult(BleuAliases):
-    """How the loop ended: the final weights and their dev metric, the history, why it stopped. A history
-    entry's dev metric (``metric``) is its ``score`` (:func:`entry_score`); its ``bleu`` is a deprecated alias
-    kept for one release, as are ``tuner_bleu_before``/``tuner_bleu_after`` beside ``tuner_score_before``/
-    ``tuner_score_after``."""
+    """How the loop ended: the weights returned (those iteration ``returned_iteration`` decoded with: the best
+    dev decoding's under ``returns="best"``, the last one's under ``"last"``) and their dev metric, the history,
+    why it stopped. A history entry's dev metric (``metric``) is its ``score`` (:func:`entry_score`); its
+    ``bleu`` is a deprecated alias kept for one release, as are ``tuner_bleu_before``/``tuner_bleu_after`` beside
+    ``tuner_score_before``/``tuner_score_after``."""
 
     weights: Weights
     history: list[dict[str, Any]]
@@ -144,6 +158,7 @@ class LoopResult(BleuAliases):
     resumed: bool = False
     metric: str = "BLEU"
     higher_is_better: bool = True
+    returns: str = "best"
 
     @property
     def score_before(self) -> float:
@@ -151,13 +166,23 @@ class LoopResult(BleuAliases):
 
     @property
     def score_after(self) -> float:
+        """The dev metric of the weights returned."""
+        return scored(self.history[self.returned_iteration - 1])
+
+    @property
+    def score_last(self) -> float:
+        """The dev metric of the last decoding."""
         return scored(self.history[-1])
 
     @property
     def best_iteration(self) -> int:
-        """The iteration whose decoding scored best (:func:`hypertune.metrics.best_index`)."""
-        scores = [scored(entry) for entry in self.history]
-        return self.history[best_index(scores, self.higher_is_better)]["iteration"]
+        """The iteration whose decoding scored best (:func:`best_iteration`)."""
+        return best_iteration(self.history, self.higher_is_better)
+
+    @property
+    def returned_iteration(self) -> int:
+        """The iteration whose weights are returned."""
+        return self.best_iteration if self.returns == "best" else self.history[-1]["iteration"]
 
     def to_json(self) -> dict[str, Any]:
         """The keys ``bleu_before`` and ``bleu_after`` are deprecated, kept for one release."""
@@ -168,12 +193,15 @@ class LoopResult(BleuAliases):
             "history": self.history,
             "iterations": len(self.history),
             "best_iteration": self.best_iteration,
+            "returned_iteration": self.returned_iteration,
+            "returns": self.returns,
             "stopped": self.stopped,
             "seconds": self.seconds,
             "resumed": self.resumed,
             "weights_path": self.weights_path,
             "score_before": self.score_before,
             "score_after": self.score_after,
+            "score_last": self.score_last,
             "metric": self.metric,
             "higher_is_better": self.higher_is_better,
         }
@@ -230,7 +258,9 @@ class TuningLoop:
             for later in [k for k in history if k > i]:  # steps of a longer earlier run with other stop settings
                 del history[later]
             entries = [history[k] for k in sorted(history)]
-            weights_path = self._weights_file(i)
+            higher = getattr(self.step, "higher_is_better", True)
+            returned = best_iteration(entries, higher) if self.settings.returns == "best" else i
+            weights_path = self.workdir.iteration(returned, "weights")  # what that decoding used, exactly
             self._save(history, stop)
             result = LoopResult(
                 read_weights(weights_path),
@@ -240,7 +270,8 @@ class TuningLoop:
                 time.perf_counter() - started,
                 resumed,
                 getattr(self.step, "metric", "BLEU"),
-                getattr(self.step, "higher_is_better", True),
+                higher,
+                self.settings.returns,
             )
             self.workdir.write_json(result.to_json(), "result.json")
             return result

@@ -46,10 +46,12 @@ def run_seeds(
     parallel: int,
     command: Callable[[int], list[str]],
     say: Callable[[str], None] | None = None,
+    shown: Callable[[float], str] = lambda value: f"{100 * value:.2f}",
 ) -> dict[int, dict[str, Any]]:
     """Run ``command(seed)`` (the arguments of ``hypertune``) for every seed as a process, at most ``parallel``
     at once, its JSON on stdout kept in ``run-<seed>.json`` and its stderr in ``run-<seed>.log`` of
-    ``workdir``; returns each run's JSON. A failed run stops the others (after they finish) with one line
+    ``workdir``; returns each run's JSON. ``say`` hears of each run's start and end (its dev metric as
+    ``shown``). A failed run stops the others (after they finish) with one line
     quoting its log's end. An interrupt stops the runs still going (SIGTERM: each keeps its finished steps)
     and waits for them; the one line says that ``--resume`` goes on. On Linux a killed parent takes its
     runs with it."""
@@ -85,7 +87,7 @@ def run_seeds(
             with open(workdir.file(f"run-{seed}.json"), encoding="utf-8") as handle:
                 results[seed] = json.load(handle)
             if say is not None:
-                say(f"run with seed {seed}: {results[seed]['metric']} {100 * results[seed]['score_after']:.2f}")
+                say(f"run with seed {seed}: {results[seed]['metric']} {shown(results[seed]['score_after'])}")
     except (KeyboardInterrupt, SystemError) as error:
         stop = interrupts.as_interrupt(error)
         if stop is None:
@@ -109,20 +111,23 @@ def _wait(running: list[tuple[Any, ...]]) -> None:
 
 #: What a set of runs keeps of each run's JSON (``bleu_*``: deprecated, kept for one release).
 RUN_KEYS = ("bleu_before", "bleu_after", "score_before", "score_after", "metric", "higher_is_better", "iterations",
-            "stopped", "best_iteration", "test_bleu", "weights")  # fmt: skip
+            "stopped", "best_iteration", "returned_iteration", "score_last", "test_score", "test_score_last",
+            "test_bleu", "weights")  # fmt: skip
 
 
 def summarize_runs(
     workdir: WorkDir, seeds: list[int], results: dict[int, dict[str, Any]], average: bool
 ) -> tuple[dict[str, Any], Weights]:
-    """The runs' summary (``runs``: each run's figures; ``dev_bleu``: the spread of their dev metric;
-    ``test_bleu`` when they decoded a test set; ``weights_chosen``) and the final weights: the mean of the runs'
-    weights with ``average``, else the best dev run's (:func:`hypertune.metrics.best_index`)."""
+    """The runs' summary (``runs``: each run's figures; ``dev_score``: the spread of the dev metric of the weights
+    each run returned; ``test_score`` when they decoded a test set; ``weights_chosen``; ``dev_bleu`` and
+    ``test_bleu``: deprecated aliases kept for one release) and the final weights: the mean of the runs' weights
+    with ``average``, else the best dev run's (:func:`hypertune.metrics.best_index`)."""
     runs = [results[s] for s in seeds]
     summaries = [{"seed": s, **{k: r[k] for k in RUN_KEYS if k in r}} for s, r in zip(seeds, runs, strict=True)]
-    payload: dict[str, Any] = {"runs": summaries, "dev_bleu": spread([r["score_after"] for r in runs])}
+    payload: dict[str, Any] = {"runs": summaries}
+    payload["dev_score"] = payload["dev_bleu"] = spread([r["score_after"] for r in runs])
     if all("test_bleu" in r for r in runs):
-        payload["test_bleu"] = spread([r["test_bleu"] for r in runs])
+        payload["test_score"] = payload["test_bleu"] = spread([r.get("test_score", r["test_bleu"]) for r in runs])
     if average:
         final = average_weights([Weights(r["weights"]) for r in runs])
         payload["weights_chosen"] = "averaged over the runs"

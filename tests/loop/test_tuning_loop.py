@@ -69,12 +69,16 @@ def test_loop_history_bleu_and_files(corpus, tmp_path, capsys):
         assert entry.get("tuner_bleu_after") == entry.get("tuner_score_after")
         assert entry["seconds"] >= 0 and entry["candidates_added"] >= 0
     assert history[0]["candidates_added"] == 25 * 5
-    assert result["bleu_before"] == history[0]["bleu"] and result["bleu_after"] == history[-1]["bleu"]
+    dev = [entry["score"] for entry in history]
+    best = 1 + dev.index(max(dev))  # the earliest of the best
+    assert result["best_iteration"] == result["returned_iteration"] == best and result["returns"] == "best"
+    assert result["bleu_before"] == history[0]["bleu"] and result["bleu_after"] == history[best - 1]["bleu"]
+    assert result["score_last"] == history[-1]["score"]
     assert result["bleu_after"] > result["bleu_before"] + 0.1
     final = parse_weights((tmp_path / "final").read_text(), "final")
     assert final == result["weights"]
-    last = history[-1]["iteration"]  # the final weights are the ones the last decoding used
-    assert (workdir / f"iteration-{last:03d}" / "weights").read_text() == (tmp_path / "final").read_text()
+    # the final weights are the ones the best decoding used
+    assert (workdir / f"iteration-{best:03d}" / "weights").read_text() == (tmp_path / "final").read_text()
     state = json.loads((workdir / "state.json").read_text())
     assert state["finished"] and state["history"] == history
     tuned = json.loads((workdir / "iteration-001" / "tuner.json").read_text())
@@ -307,12 +311,12 @@ def test_runs_report_the_spread(corpus, tmp_path, capsys):
     assert code == 0, err
     test = [run["test_bleu"] for run in result["runs"]]
     for run, bleu in zip(result["runs"], test, strict=True):  # each run decoded the test set with its weights
-        nbest = tmp_path / "runs" / f"run-{run['seed']}" / "test" / "output" / "kbest"
+        nbest = tmp_path / "runs" / f"run-{run['seed']}" / f"test-{run['returned_iteration']:03d}" / "output" / "kbest"
         assert bleu == pytest.approx(first_lines_bleu(nbest, corpus["ref"]), abs=1e-9)
-    assert result["test_bleu"] == pytest.approx(spread(test))
+    assert result["test_score"] == result["test_bleu"] == pytest.approx(spread(test))
     dev = [run["bleu_after"] for run in result["runs"]]
     assert [run["seed"] for run in result["runs"]] == [3, 4]
-    assert result["dev_bleu"] == pytest.approx(spread(dev))
+    assert result["dev_score"] == result["dev_bleu"] == pytest.approx(spread(dev))
     averaged = parse_weights((tmp_path / "avg").read_text(), "avg")
     for name in FEATURES:
         assert averaged[name] == pytest.approx(sum(run["weights"][name] for run in result["runs"]) / 2)
