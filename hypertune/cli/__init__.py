@@ -44,6 +44,7 @@ COMMANDS = {
     "convert": "convert graphs (or weights) between formats",
     "draw": "draw a graph (Graphviz DOT; SVG/PNG with dot): best derivation, posteriors, node scores",
     "bleu": "BLEU of a hypothesis file against references (sacrebleu-compatible)",
+    "compare": "compare systems: scores with bootstrap intervals, significance against the first, over runs",
     "mert": "minimum error rate training (exact line search on k-best lists, lattices, forests)",
     "linesearch": "one exact line search along a direction (envelopes, segments, best step)",
     "mira": "tune weights with batch MIRA (hope/fear; Moses kbmira)",

@@ -20,9 +20,8 @@ separately (with effective order, as sacrebleu's sentence-level BLEU).
 
 
 def register(subparsers: Any) -> None:
-    from hypertune.choices import DEFAULT_TOKENIZER, REF_LENGTHS, SMOOTHING, TOKENIZERS
     from hypertune.cli.common import add_output_options
-    from hypertune.cli.options import add_strict_option, finite_float, max_order
+    from hypertune.cli.options import add_strict_option
 
     parser = subparsers.add_parser(
         "bleu",
@@ -59,6 +58,22 @@ def register(subparsers: Any) -> None:
         metavar="REF",
         help="reference files, one sentence per line, or a prefix of REF.0 REF.1 ...",
     )
+    add_bleu_metric_options(parser, effective_order_note=" (always on with --sentence)")
+    parser.add_argument("--sentence", action="store_true", help="print one score per sentence")
+    parser.add_argument(
+        "--format", help="format of the --graphs (default: detected); see 'hypertune convert --help-formats'"
+    )
+    add_strict_option(parser)
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def add_bleu_metric_options(parser: argparse.ArgumentParser, effective_order_note: str = "") -> None:
+    """BLEU's options with sacrebleu's defaults (``bleu``, ``compare``): --tokenize, --lowercase, --smooth,
+    --smooth-value, --max-order, --ref-length, --effective-order."""
+    from hypertune.choices import DEFAULT_TOKENIZER, REF_LENGTHS, SMOOTHING, TOKENIZERS
+    from hypertune.cli.options import finite_float, max_order
+
     parser.add_argument(
         "--tokenize",
         "-tok",
@@ -91,15 +106,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--effective-order",
         action="store_true",
-        help="average only n-gram orders with hypothesis n-grams (always on with --sentence)",
+        help=f"average only n-gram orders with hypothesis n-grams{effective_order_note}",
     )
-    parser.add_argument("--sentence", action="store_true", help="print one score per sentence")
-    parser.add_argument(
-        "--format", help="format of the --graphs (default: detected); see 'hypertune convert --help-formats'"
-    )
-    add_strict_option(parser)
-    add_output_options(parser)
-    parser.set_defaults(run=run)
 
 
 def _hypotheses(args: argparse.Namespace) -> tuple[list[str], str, list[int] | None, Any]:

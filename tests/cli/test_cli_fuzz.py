@@ -59,6 +59,7 @@ def base_commands() -> dict[str, list[str]]:
         "convert": [FOREST, "converted.json", "--to", "hypertune"],
         "draw": [FOREST, "--weights", FOREST_WEIGHTS, "--out", "forest.dot"],
         "bleu": ["--hyp", FOREST_REF, "--refs", FOREST_REF],
+        "compare": [FOREST_REF, FOREST_REF, "--refs", FOREST_REF],
         "mert": TUNING,
         "linesearch": [NBEST, "--refs", REF_PREFIX, "--weights", INIT, "--direction", "LM0"],
         "mira": [*TUNING, "--epochs", "2"],
