@@ -1,7 +1,7 @@
-"""The tuner table of docs/tuners.md: every tuner on the Moses scorer data (100 sentences x 100-best),
-tuned on the first 50 sentences with its default options from the usual moses.ini weights, scored by
-1-best BLEU on the last 50; seeds 1-3, mean and spread, and time. ``python -m hypertune.bench.tuners
-../shared`` prints it as Markdown.
+"""The tuners of docs/tuners.md's table (:data:`TUNERS`, each made from a seed with its default options); the
+table itself is the cross-validated experiment of :mod:`hypertune.bench.tuner_table`, which ``python -m
+hypertune.bench.tuners ../shared [WORKDIR]`` runs and prints as Markdown (``... sparse``: the sparse-feature
+table).
 
 Also :func:`benchmark_train`: PRO (sampling + classifier) and one PL(5) objective + gradient on the
 1,000 x 100 corpus of ``make_bench.py nbest`` (the ``train`` suite of ``hypertune bench``), and
@@ -12,19 +12,16 @@ Also :func:`benchmark_train`: PRO (sampling + classifier) and one PL(5) objectiv
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
 from functools import partial
-from typing import TypedDict
 
 import numpy as np
 
 from hypertune.bench.core import Figure, make_bench_corpus, median_time
-from hypertune.bench.minrisk import MOSES_START
 from hypertune.formats import read_graphs, read_references, read_weights
 from hypertune.metrics import BleuMetric
 from hypertune.tuners import Mert, MinRisk, Mira, Trainer, TuningSet
@@ -61,51 +58,9 @@ TUNERS: dict[str, Callable[[int], Tuner]] = {
 }
 
 
-#: A row of the tuner table: held-out BLEU per seed, mean tuning BLEU and seconds.
-Row = TypedDict("Row", {"tuner": str, "held-out": list[float], "tuning": float, "seconds": float})
-
-
-def tuner_table(shared_dir: str, seeds: tuple[int, ...] = (1, 2, 3)) -> list[Row]:
-    """One row per tuner: held-out BLEU (0-100) mean and spread over ``seeds``, tuning BLEU mean, seconds."""
-    folder = os.path.join(shared_dir, "data", "moses", "scorer-data")
-    graphs = read_graphs([os.path.join(folder, "nbest.out.gz")])
-    references = read_references([os.path.join(folder, "reference.txt.gz")])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # unused reference lines
-        metric = BleuMetric(tokenize="none", lowercase=True)
-        first = [g for g in graphs if g.sentence_id is not None and g.sentence_id < 50]  # every line has an id
-        last = [g for g in graphs if g.sentence_id is not None and g.sentence_id >= 50]
-        tuning = TuningSet.from_corpus(first, references, metric)
-        held_out = TuningSet.from_corpus(last, references, metric)
-    start = Weights(MOSES_START)
-    untuned = [_bleu(held_out, start)] * len(seeds)
-    rows: list[Row] = [{"tuner": "start weights", "held-out": untuned, "tuning": _bleu(tuning, start), "seconds": 0.0}]
-    for name, make in TUNERS.items():
-        scores, tuned, seconds = [], [], []
-        for seed in seeds:
-            began = time.perf_counter()
-            weights = make(seed).fit(tuning, Weights(start)).weights
-            seconds.append(time.perf_counter() - began)
-            scores.append(_bleu(held_out, weights))
-            tuned.append(_bleu(tuning, weights))
-        rows.append(
-            {"tuner": name, "held-out": scores, "tuning": statistics.mean(tuned), "seconds": statistics.mean(seconds)}
-        )
-    return rows
-
-
 def _bleu(tuning_set: TuningSet, weights: Weights) -> float:
     w = weights.vector(tuning_set.feature_space, len(tuning_set.feature_space))
     return 100 * float(tuning_set.score(ModelBest(tuning_set).stats(w).sum(axis=0)))
-
-
-def markdown(rows: list[Row]) -> str:
-    lines = ["| tuner | held-out BLEU, mean (min-max) over seeds 1-3 | tuning BLEU | seconds |", "|---|---|---|---|"]
-    for row in rows:
-        scores = row["held-out"]
-        lines.append(f"| {row['tuner']} | {statistics.mean(scores):.2f} ({min(scores):.2f}-{max(scores):.2f}) | "
-                     f"{row['tuning']:.2f} | {row['seconds']:.2f} |")  # fmt: skip
-    return "\n".join(lines)
 
 
 def benchmark_train(shared_dir: str, workdir: str) -> list[Figure]:
@@ -207,4 +162,15 @@ if __name__ == "__main__":  # pragma: no cover - prints the tables of docs/tuner
     if "sparse" in sys.argv[1:]:
         print(sparse_table(shared, os.path.join(tempfile.gettempdir(), "hypertune-bench")))
     else:
-        print(markdown(tuner_table(shared)))
+        from hypertune.bench.tuner_table import datasets, loop_table, markdown, tuner_table, verdict
+
+        def say(message: str) -> None:
+            print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr)
+
+        for data in datasets(shared):
+            rows = tuner_table(data, TUNERS, progress=say)
+            print(f"### {data.name}\n\n{markdown(rows)}\n\n{verdict(rows)}\n")
+        workdir = arguments[1] if len(arguments) > 1 else os.path.join(tempfile.gettempdir(), "hypertune-bench")
+        rows = loop_table(shared, workdir, progress=say)
+        table = markdown(rows, "dev BLEU", "s/run")
+        print(f"### In the tuning loop (make_bench hypergraphs)\n\n{table}\n\n{verdict(rows)}")
