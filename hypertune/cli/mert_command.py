@@ -16,6 +16,7 @@ from hypertune.cli.options import (
     add_input_options,
     add_metric_options,
     add_plot_option,
+    add_runs_option,
     add_tuner_options,
     non_negative_float,
     tuner_options,
@@ -36,6 +37,8 @@ EXAMPLE = """examples:
   hypertune mert FEATSTAT.txt SCORESTAT.txt --init INIT --json
   hypertune mert cand_database.txt --params params.txt --refs ref. --init params.txt
   hypertune mert forests/ --refs ref.0 ref.1 --init weights --metric ibm-bleu --random-directions 10
+  hypertune mert NBEST --refs REF.0 --init init.opt --restarts 20 --runs 3 --seed 1 --out tuned.weights
+      # three seeds: the spread of BLEU, the best run's weights, every run's in tuned.weights.run-SEED
 """
 
 
@@ -79,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_runs_option(parser)
     add_envelope_options(parser)
     add_cluster_options(parser, shards_change_results=False)
     add_output_options(parser)

@@ -33,6 +33,7 @@ def register(subparsers: Any) -> None:
         add_input_options,
         add_metric_options,
         add_plot_option,
+        add_runs_option,
         add_tuner_options,
     )
     from hypertune.tuners.minrisk_options import MinRiskOptions
@@ -54,6 +55,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--evaluate", action="store_true", help="only compute the objective and its gradient at --init")
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_runs_option(parser, refused="minimum risk training draws nothing at random (its seed is only recorded)")
     add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU and the objective per L-BFGS iteration")

@@ -13,6 +13,7 @@ EXAMPLE = """examples:
   hypertune mira nbest.1.gz nbest.2.gz --refs ref.0 --init weights.ini --out tuned.weights
   hypertune mira run/FEATSTAT.txt --init init.opt --seed 1 --json
   hypertune mira hgdir/ --refs ref --init dense --init sparse --type hypergraph --epochs 10
+  hypertune mira nbest.gz --refs ref.0 --init weights.ini --runs 3 --out tuned.weights   # seeds 0-2, the best
 
 Where Moses ran kbmira, its options work too:
   hypertune mira -F features.dat -S scores.dat --dense-init init.dense -C 0.01 -D 0.999 -J 60 -r 1 -o out
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
         add_heldout_options,
         add_plot_option,
         add_prune_option,
+        add_runs_option,
         add_strict_option,
         add_tuner_options,
         metric_help,
@@ -95,6 +97,7 @@ def register(subparsers: Any) -> None:
         choices=WEIGHTS_FORMATS,
         help="weights file format (default: cdec, 'name value' lines)",
     )
+    add_runs_option(parser)
     parser.add_argument("--metric", "-m", default="bleu", metavar="SPEC", help=metric_help("bleu"))
     parser.add_argument(
         "--scores",

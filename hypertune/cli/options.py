@@ -329,6 +329,18 @@ def add_plot_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--plot", metavar="FILE", help=f"draw {what} to FILE (.png/.svg/.pdf; needs matplotlib)")
 
 
+def add_runs_option(parser: argparse.ArgumentParser, refused: str | None = None) -> None:
+    """``--runs R``: R tunings with seeds S..S+R-1 in this process (:func:`hypertune.cli.tuning.tuning_runs`; Clark et
+    al. 2011). ``refused``: why R > 1 is a usage error for this command (its tuner draws nothing at random)."""
+    help = (
+        "tune R times with the seeds S..S+R-1 of --seed S: the spread of the metric over the runs, the best dev "
+        "run's weights to --out and every run's to OUT.run-SEED (default 1)"
+    )
+    parser.add_argument("--runs", type=positive_int, default=1, metavar="R",
+                        help=help if refused is None else f"1 only: {refused}")  # fmt: skip
+    parser.set_defaults(runs_refused=refused)
+
+
 # ---------------------------------------------------------------------- a tuner's options, generated
 #: The argparse type of each kind of option value (:data:`hypertune.tuners.options.KINDS`).
 KIND_TYPES = {

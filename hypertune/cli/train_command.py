@@ -15,10 +15,11 @@ EXAMPLE = """examples:
   hypertune train FEATSTAT.txt SCORESTAT.txt --init INIT --loss softmax --json
   hypertune train forests/ --refs ref. --init w --loss ranking --kbest 200
   hypertune train nbest.gz --refs ref. --init init.opt --loss perceptron --epochs 10 --seed 2
+  hypertune train nbest.gz --refs ref. --init init.opt --loss perceptron --runs 3 --out tuned.weights
   hypertune train forests/ --refs ref. --init w --loss latent-svm --optimizer adagrad --l1 0.001
 
 Batch losses (docs/tuners.md), minimized by L-BFGS (OWL-QN with --l1): pro (Hopkins & May 2011: sampled
-pairs, logistic), pl (Plackett-Luce/ListMLE, Xia et al.: top-k likelihood of the lists ranked by gain,
+pairs, logistic), pl (Plackett-Luce, Xia, Zhai & Wang 2019: top-k likelihood of the lists ranked by gain,
 --top-k, --sample), ranking (hinge on PRO's pairs), mse (model score regressed on the gain), softmax
 (likelihood of each list's top-gain set). The gain is BLEU+1 (--gain-smooth moses or nakov for Moses pro's
 smoothings). Lattices and forests give their --kbest best derivations under --init.
@@ -26,13 +27,14 @@ smoothings). Lattices and forests give their --kbest best derivations under --in
 Structured losses, followed sentence by sentence by an online optimizer (--optimizer perceptron, pa, arow,
 sgd, adagrad; the batch losses too): perceptron (Collins 2002), latent-svm (cdec's latent_svm; --target hope
 for online MIRA's hinge), ramp (Gimpel & Smith 2012, cdec's rampion), softmax-margin (Gimpel & Smith 2010),
-costmargin (Tillmann & Zhang 2006). They search lattices and forests with the hope/fear search.
+costmargin (Tillmann & Zhang, eq. 7). They search lattices and forests with the hope/fear search.
 """
 
 PRO_EXAMPLE = """examples:
   hypertune pro nbest.gz --refs ref.0 ref.1 --init init.opt --out weights --out-format moses
   hypertune pro FEATSTAT.0 FEATSTAT.1 SCORESTAT.0 SCORESTAT.1 --init init.opt --seed 3
   hypertune pro forests/ --refs ref. --init weights --acceptance sigmoid --interpolate 0.5   # cdec pro.pl style
+  hypertune pro nbest.gz --refs ref.0 --init init.opt --runs 5 --seed 1 --out weights   # five seeds, the best
 
 PRO as Moses's pro and mert-moses.pl's --pairwise-ranked run it (Hopkins & May 2011): per sentence 5000
 pairs sampled, those whose BLEU+1 differs by more than 0.05, the 50 with the largest difference, a
@@ -59,6 +61,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
         add_metric_options,
         add_plot_option,
         add_prune_option,
+        add_runs_option,
         add_tuner_options,
     )
     from hypertune.tuners.train_options import OnlineOptions, TrainOptions
@@ -84,6 +87,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
         add_tuner_options(parser, TrainOptions, skip=("loss",))
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_runs_option(parser)
     add_cluster_options(parser)
     add_output_options(parser)
     add_plot_option(parser, "BLEU and the loss per L-BFGS iteration")

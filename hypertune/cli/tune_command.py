@@ -564,6 +564,7 @@ def _run_many(args: argparse.Namespace, step: CommandStep) -> int:
     ``--parallel`` at once; :func:`hypertune.loop.runs.run_seeds`), then the spread of their dev metric and the
     best or averaged weights (:func:`hypertune.loop.runs.summarize_runs`)."""
     from hypertune.cli.common import emit, write_or_print
+    from hypertune.cli.tuning import spread_line
     from hypertune.formats.weights import format_weights, write_weights
     from hypertune.loop import WorkDir
     from hypertune.loop.runs import run_seeds, shared_cluster, summarize_runs
@@ -595,20 +596,15 @@ def _run_many(args: argparse.Namespace, step: CommandStep) -> int:
     if args.out:
         text = format_weights(final, args.out_format)
         write_or_print(text, args.out, "weights", lambda: write_weights(final, args.out, args.out_format))
-    lines = [_spread_line(f"dev {step.metric}", payload["dev_score"], step.shown)]
+    lines = [spread_line(f"dev {step.metric}", payload["dev_score"], step.shown)]
     if "test_score" in payload:
-        lines.append(_spread_line(f"test {step.metric}", payload["test_score"], step.shown))
+        lines.append(spread_line(f"test {step.metric}", payload["test_score"], step.shown))
     lines.append(
         f"weights {payload['weights_chosen']}: "
         + (f"written to {args.out}" if args.out else "\n" + format_weights(final, args.out_format))
     )
     emit(args, "\n".join(line.rstrip() for line in lines), payload)
     return 0
-
-
-def _spread_line(label: str, values: dict[str, float], shown: Callable[[float], str]) -> str:
-    return (f"{label} over {values['runs']} runs: mean {shown(values['mean'])}, sd {shown(values['sd'])}, "
-            f"min {shown(values['min'])}, max {shown(values['max'])}")  # fmt: skip
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -15,6 +15,7 @@ from hypertune.cli.options import (
     add_heldout_options,
     add_input_options,
     add_metric_options,
+    add_runs_option,
     add_tuner_options,
 )
 
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction, command: str) -> None:
     add_tuner_options(parser, options)
     parser.add_argument("--out", "-o", metavar="W", help="write the weights here (atomically)")
     parser.add_argument("--out-format", choices=WEIGHTS_FORMATS, default="cdec", help="weights format (default cdec)")
+    add_runs_option(parser)
     add_cluster_options(parser)
     add_output_options(parser)
     parser.set_defaults(run=run_tuning_command, fit=fit, tuner=entry.name, outputs=("out",))

@@ -294,13 +294,7 @@ def report_tuning(
     under ``--json`` the result's :meth:`~hypertune.tuners.base.TuningResult.to_json` plus the sentence count,
     the output path and ``heldout``."""
     if args.out:
-        text = format_weights(result.weights, args.out_format)
-        try:
-            write_or_print(text, args.out, "weights", lambda: write_weights(result.weights, args.out, args.out_format))
-        except UsageError as error:  # names the format cannot hold: the weights, losslessly, on stdout
-            sys.stdout.write(format_weights(result.weights, "json"))
-            sys.stdout.flush()
-            raise InputError(f"{error}; the weights are printed on stdout as JSON instead", args.out) from None
+        write_tuned(args, result.weights)
     scale = tuning_set.metric.display_scale
     before, after = percent(result.score_before, scale=scale), percent(result.score_after, scale=scale)
     if getattr(args, "plot", None):
@@ -311,7 +305,7 @@ def report_tuning(
     payload = {**result.to_json(), "sentences": sentences, "output": args.out}
     kept = "; kept the start weights: nothing found scored better" if result.kept_start else ""
     summary = [
-        f"{result.metric.upper() if scale == 100.0 else result.metric} before {before} after {after} "
+        f"{metric_name(result.metric, scale)} before {before} after {after} "
         f"({sentences} sentences, {details}, {result.seconds:.2f} s{kept})"
     ]
     if heldout is not None:
@@ -340,8 +334,10 @@ class Fitted(NamedTuple):
 
 def run_tuning(args: argparse.Namespace) -> int:
     """The one runner of every tuning command: the command's ``fit(args)`` (tuning input, tuner, fit), then
-    :func:`report_tuning` and the run's ``after``."""
+    :func:`report_tuning` and the run's ``after``; with ``--runs R`` above 1, :func:`tuning_runs`."""
     check_heldout_options(args)
+    if getattr(args, "runs", 1) > 1:
+        return tuning_runs(args)
     fitted = args.fit(args)
     if isinstance(fitted, int):  # a command's mode that reports itself (minrisk --evaluate)
         return fitted
@@ -350,6 +346,229 @@ def run_tuning(args: argparse.Namespace) -> int:
     if fitted.after is not None:
         fitted.after()
     return code
+
+
+# ---------------------------------------------------------------------- --runs: several seeds in this process
+class FinishedRun(NamedTuple):
+    """One run of ``--runs``, as reported: its seed, result, summary details, held-out report and weights file."""
+
+    seed: int
+    result: TuningResult
+    details: str
+    heldout: dict[str, Any] | None
+    path: str | None
+
+
+def check_runs(args: argparse.Namespace) -> list[int]:
+    """The seeds of ``--runs R`` (S..S+R-1 of ``--seed S``), or a usage error: a command whose tuner draws nothing
+    at random (``runs_refused``, :func:`hypertune.cli.options.add_runs_option`) or takes no seed, seeds past the
+    largest."""
+    from hypertune.cli.options import MAX_SEED
+
+    refused = getattr(args, "runs_refused", None)
+    if refused:
+        raise UsageError(f"--runs {args.runs}: {refused}; every run would be the same")
+    seed = getattr(args, "seed", None)
+    if seed is None:
+        raise UsageError(f"--runs {args.runs}: {args.command} takes no --seed; every run would be the same")
+    if seed + args.runs - 1 > MAX_SEED:
+        raise UsageError(f"--runs {args.runs} --seed {seed}: the last seed would pass the largest, {MAX_SEED}")
+    return [seed + r for r in range(args.runs)]
+
+
+def tuning_runs(args: argparse.Namespace) -> int:
+    """``--runs R``: the command's run made R times in this process, one after another, with the seeds S..S+R-1
+    of ``--seed S``, each exactly the run ``--seed S+i`` makes alone, reading the inputs itself (one reading
+    shared by deep copies measured no faster: an n-best list parses about as fast as its graphs copy); with
+    ``--cluster local:N`` one cluster serves them all (:func:`hypertune.loop.runs.shared_cluster`). Each
+    finished run's weights are written at once to ``OUT.run-SEED`` (an interrupted run is kept as one run is,
+    :func:`interruptible`) and, on a terminal, said in a line on stderr; then :func:`report_runs`. The best dev
+    run's ``after`` (MERT's ``--envelope-nbest``) runs at the end. Runs that all end with the same weights are a
+    warning: the result did not depend on the seed."""
+    from hypertune.errors import warn
+    from hypertune.metrics import best_index
+
+    seeds = check_runs(args)
+    finished: list[FinishedRun] = []
+    best_after: Callable[[], None] | None = None
+    described: TuningSet | Shards | None = None
+    with _runs_cluster(args) as address, _each_warning_once():
+        for number, seed in enumerate(seeds, 1):
+            run = copy.copy(args)
+            run.seed = seed
+            if address:
+                run.cluster = address
+            try:
+                fitted = args.fit(run)
+            except interrupts.Interrupted as stop:
+                raise stop.explained(stop.message + _finished_note(finished)) from None
+            if isinstance(fitted, int):  # a mode that tunes nothing (minrisk --evaluate, refused above)
+                raise UsageError(f"--runs {args.runs}: this {args.command} tunes nothing")
+            path = _write_run(args, seed, fitted.result.weights)
+            heldout = heldout_report(run, fitted.described, fitted.result) if getattr(args, "heldout", None) else None
+            finished.append(FinishedRun(seed, fitted.result, fitted.details, heldout, path))
+            scores = [r.result.score_after for r in finished]
+            if best_index(scores, fitted.result.higher_is_better) == len(finished) - 1:  # the first of equal ones
+                best_after, described = fitted.after, fitted.described
+            if show_progress(args):
+                _say_run(fitted.described, finished[-1], number, len(seeds))
+    if all(dict(r.result.weights) == dict(finished[0].result.weights) for r in finished):
+        warn(f"the {len(finished)} runs ended with the same weights: the {args.command} tuning did not depend on the "
+             f"seed (nothing it drew at random changed its result)")  # fmt: skip
+    assert described is not None
+    code = report_runs(args, described, finished)
+    if best_after is not None:
+        best_after()
+    return code
+
+
+@contextmanager
+def _each_warning_once() -> Iterator[None]:
+    """Warnings shown once for the runs of the ``with`` block: the inputs' warnings are the same in every run."""
+    shown: set[tuple[type, str]] = set()
+    original = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *where: Any, **more: Any) -> None:
+        if (category, str(message)) not in shown:
+            shown.add((category, str(message)))
+            original(message, category, *where, **more)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = original
+
+
+@contextmanager
+def _runs_cluster(args: argparse.Namespace) -> Iterator[str | None]:
+    """The scheduler the runs share with ``--cluster`` (``local:N`` started once), ``None`` without one."""
+    if not getattr(args, "cluster", None):
+        yield None
+        return
+    from hypertune.loop.runs import shared_cluster
+
+    with shared_cluster(args.cluster) as address:
+        yield address
+
+
+def _write_run(args: argparse.Namespace, seed: int, weights: Weights) -> str | None:
+    """A finished run's weights in ``OUT.run-SEED`` (``--out-format``); ``None`` without ``--out`` (or ``-``)."""
+    if not args.out or args.out == "-":
+        return None
+    path = f"{args.out}.run-{seed}"
+    text = format_weights(weights, args.out_format)
+    write_or_print(text, path, "weights", lambda: write_weights(weights, path, args.out_format))
+    return path
+
+
+def _finished_note(finished: list[FinishedRun]) -> str:
+    """What an interrupt's line adds about the runs finished before it: their seeds and files."""
+    if not finished:
+        return ""
+    seeds = f"seed{'s' if len(finished) > 1 else ''} {', '.join(str(r.seed) for r in finished)}"
+    written = [r.path for r in finished if r.path]
+    return f"; finished before it: {seeds} ({', '.join(written) if written else 'not written: no --out'})"
+
+
+def _say_run(described: TuningSet | Shards, run: FinishedRun, number: int, total: int) -> None:
+    """A finished run's line on stderr (a terminal's progress)."""
+    scale, result = described.metric.display_scale, run.result
+    line = (f"run {number}/{total}, seed {run.seed}: {metric_name(result.metric, scale)} before "
+            f"{percent(result.score_before, scale=scale)} after {percent(result.score_after, scale=scale)} "
+            f"({run.details}, {result.seconds:.2f} s)")  # fmt: skip
+    if run.heldout is not None:
+        line += "; held-out " + ", ".join(
+            f"{metric_name(name, heldout_scale(name))} {percent(row['after'], scale=heldout_scale(name))}"
+            for name, row in run.heldout["metrics"].items()
+        )
+    sys.stderr.write(f"\r\x1b[K{line}\n")
+    sys.stderr.flush()
+
+
+def spread_line(label: str, values: dict[str, float], shown: Callable[[float], str]) -> str:
+    """The spread of a metric over runs (:func:`hypertune.loop.stability.spread`) in one line, each value ``shown``
+    on the summary's scale (``tune --runs`` and every tuning command's ``--runs``)."""
+    return (f"{label} over {values['runs']} runs: mean {shown(values['mean'])}, sd {shown(values['sd'])}, "
+            f"min {shown(values['min'])}, max {shown(values['max'])}")  # fmt: skip
+
+
+def report_runs(args: argparse.Namespace, described: TuningSet | Shards, runs: list[FinishedRun]) -> int:
+    """The ending of ``--runs``: the best dev run's weights (:func:`hypertune.metrics.best_index` in the metric's
+    direction, the earliest of equal ones) written to ``--out`` as one run's are, its history drawn (``--plot``),
+    then the summary -- the spread (mean, sample sd as MultEval's, minimum, maximum;
+    :func:`hypertune.loop.stability.spread`) of the dev metric and of each held-out metric after tuning, the best
+    run, where the weights went -- or under ``--json``: ``runs`` (each run's seed, scores, weights, file and
+    held-out report), ``dev_score``, ``heldout_spread``, ``best_seed`` and the chosen ``weights``."""
+    from hypertune.loop.stability import spread
+    from hypertune.metrics import best_index
+
+    first = runs[0].result
+    higher = first.higher_is_better
+    best = runs[best_index([r.result.score_after for r in runs], higher)]
+    result, scale = best.result, described.metric.display_scale
+    label = metric_name(first.metric, scale)
+    if args.out:
+        write_tuned(args, result.weights)
+    before, after = percent(result.score_before, scale=scale), percent(result.score_after, scale=scale)
+    if getattr(args, "plot", None):
+        from hypertune.cli.plots import plot_history
+
+        title = f"{args.command}: {result.metric} {before} → {after} (seed {best.seed}, the best of {len(runs)} runs)"
+        plot_history(result, args.plot, title)
+    sentences = len(described) if isinstance(described, TuningSet) else described.sentences
+    dev = spread([r.result.score_after for r in runs])
+    payload: dict[str, Any] = {"runs": [_run_json(r) for r in runs], "dev_score": dev}
+    lower = "" if higher else "; lower is better"
+    dev_line = spread_line(f"dev {label}", dev, functools.partial(percent, scale=scale))
+    summary = [f"{dev_line} ({sentences} sentences, seeds {runs[0].seed}-{runs[-1].seed}{lower})"]
+    if best.heldout is not None:
+        payload["heldout_spread"] = {}
+        for name, row in best.heldout["metrics"].items():
+            values = payload["heldout_spread"][name] = spread([r.heldout["metrics"][name]["after"] for r in runs
+                                                               if r.heldout is not None])  # fmt: skip
+            shown = heldout_scale(name)
+            line = spread_line(f"held-out {metric_name(name, shown)}", values, functools.partial(percent, scale=shown))
+            summary.append(
+                f"{line} ({best.heldout['sentences']} sentences, before {percent(row['before'], scale=shown)}"
+                + (")" if row["higher_is_better"] else "; lower is better)")
+            )
+    kept = "; kept the start weights: nothing found scored better" if result.kept_start else ""
+    summary.append(f"best dev run: seed {best.seed}, {label} before {before} after {after} ({best.details}, "
+                   f"{result.seconds:.2f} s{kept})")  # fmt: skip
+    payload.update(best_seed=best.seed, weights=dict(result.weights), metric=first.metric, higher_is_better=higher,
+                   output=args.out, sentences=sentences)  # fmt: skip
+    naming = getattr(described, "naming", None)
+    if naming is not None:
+        payload["sentence_ids"] = naming.origin
+        summary += [naming.note] if naming.note else []
+    files = [r.path for r in runs if r.path]
+    every = f"; every run's to {files[0]} ... {files[-1]}" if files else ""
+    chosen = f"weights of the best dev run (seed {best.seed})"
+    summary.append(f"{chosen} written to {args.out}{every}" if args.out else
+                   f"{chosen}:\n{format_weights(result.weights, args.out_format)}")  # fmt: skip
+    emit(args, "\n".join(line.rstrip() for line in summary), payload)
+    return 0
+
+
+def write_tuned(args: argparse.Namespace, weights: Weights) -> None:
+    """The tuned weights to ``--out`` in ``--out-format``; printed on stdout if the write fails, as JSON if the format
+    cannot hold their names."""
+    text = format_weights(weights, args.out_format)
+    try:
+        write_or_print(text, args.out, "weights", lambda: write_weights(weights, args.out, args.out_format))
+    except UsageError as error:  # names the format cannot hold: the weights, losslessly, on stdout
+        sys.stdout.write(format_weights(weights, "json"))
+        sys.stdout.flush()
+        raise InputError(f"{error}; the weights are printed on stdout as JSON instead", args.out) from None
+
+
+def _run_json(run: FinishedRun) -> dict[str, Any]:
+    out = {"seed": run.seed, "score_before": run.result.score_before, "score_after": run.result.score_after,
+           "weights": dict(run.result.weights), "weights_path": run.path}  # fmt: skip
+    if run.heldout is not None:
+        out["heldout"] = run.heldout
+    return out
 
 
 def check_heldout_options(args: argparse.Namespace) -> None:
@@ -385,15 +604,26 @@ def heldout_report(args: argparse.Namespace, described: TuningSet | Shards, resu
 def heldout_lines(heldout: dict[str, Any]) -> list[str]:
     """The held-out report as summary lines: one metric a line, before and after (0-100, given scores as they
     are), marked where lower is better."""
-    from hypertune.metrics.given_scores import PREFIX
-
     lines = [f"held-out ({heldout['sentences']} sentences):"]
     for name, row in heldout["metrics"].items():
-        scale = 1.0 if name.startswith(PREFIX) else 100.0
+        scale = heldout_scale(name)
         lower = " (lower is better)" if not row["higher_is_better"] else ""
         shown = f"{percent(row['before'], scale=scale)} -> {percent(row['after'], scale=scale)}"
-        lines.append(f"  {name.upper() if scale == 100.0 else name} {shown}{lower}")
+        lines.append(f"  {metric_name(name, scale)} {shown}{lower}")
     return lines
+
+
+def metric_name(name: str, scale: float) -> str:
+    """A metric's name as the summaries show it: upper case on the 0-100 scale (BLEU, TER), given scores as named."""
+    return name.upper() if scale == 100.0 else name
+
+
+def heldout_scale(name: str) -> float:
+    """The display scale of a held-out metric, by its name (as :attr:`~hypertune.metrics.Metric.display_scale`):
+    given scores (``scores.NAME``) as they are, the others 0-100."""
+    from hypertune.metrics.given_scores import PREFIX
+
+    return 1.0 if name.startswith(PREFIX) else 100.0
 
 
 def fit_tuner(
