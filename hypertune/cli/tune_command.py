@@ -592,6 +592,11 @@ def _run_many(args: argparse.Namespace, step: CommandStep) -> int:
 
         results = run_seeds(workdir, seeds, parallel, command, say, step.shown)
     payload, final = summarize_runs(workdir, seeds, results, args.average_weights)
+    if all(results[s]["weights"] == results[seeds[0]]["weights"] for s in seeds):
+        from hypertune.errors import warn
+
+        warn(f"the {len(seeds)} runs returned the same weights: the loop did not depend on the seed (the decoder and "
+             f"--tuner {args.tuner} with these options draw nothing at random)")  # fmt: skip
     payload.update(weights=dict(final), workdir=args.workdir, output=args.out)
     if args.out:
         text = format_weights(final, args.out_format)

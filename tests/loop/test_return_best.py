@@ -120,3 +120,18 @@ def test_ties_go_to_the_earliest_decoding(corpus, tmp_path, capsys):
     assert len(scores) == 3 and scores == [pytest.approx(1.0, abs=1e-12)] * 3
     assert result["best_iteration"] == result["returned_iteration"] == 1
     assert out.read_text() == (workdir / "iteration-001" / "weights").read_text() == corpus["init"].read_text()
+
+
+def test_runs_that_return_the_same_weights_are_a_warning(corpus, tmp_path, capsys):
+    script = corpus["dir"] / "same.py"
+    script.write_text(SAME)
+    decoder = f"python3 {script} {corpus['ref']} {{weights}} {{kbest}} {{k}} {{iteration}}"
+    argv = ["tune", "--decoder", decoder, "--refs", str(corpus["ref"]), "--init", str(corpus["init"]), "--kbest",
+            "3", "--iterations", "1", "--workdir", str(tmp_path / "wd"), "--tuner", "minrisk", "--runs", "2",
+            "--json"]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)
+    assert [run["weights"] for run in result["runs"]] == [result["weights"]] * 2
+    assert "the 2 runs returned the same weights: the loop did not depend on the seed" in err
