@@ -29,6 +29,7 @@ from hypertune.tuners.base import Tuner
 from hypertune.tuners.losses import make_loss
 from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.online import OnlineTrainer
+from hypertune.tuners.relevant_set import RelevantSet
 from hypertune.weights import Weights
 
 TUNERS: dict[str, Callable[[int], Tuner]] = {
@@ -55,6 +56,8 @@ TUNERS: dict[str, Callable[[int], Tuner]] = {
     "ramp (SGD)": lambda seed: OnlineTrainer(loss="ramp", seed=seed),
     "softmax-margin (SGD)": lambda seed: OnlineTrainer(loss="softmax-margin", seed=seed),
     "cost-margin (SGD)": lambda seed: OnlineTrainer(loss="costmargin", seed=seed),
+    "Tillmann & Zhang perceptron (Table III)": lambda seed: RelevantSet(seed=seed),
+    "Tillmann & Zhang cost-margin (Table II, eq. 7)": lambda seed: RelevantSet(update="costmargin", seed=seed),
 }
 
 

@@ -8,9 +8,9 @@ once by :meth:`Loss.prepare` from a seeded generator, so a loss is a fixed smoot
 function during optimization. The optimizer (:mod:`hypertune.tuners.train`) adds the L2 term.
 
 Sources: PRO, Hopkins & May 2011 (sampling Γ = 5000, threshold α = 0.05, keep Ξ = 50; logistic loss, both
-orientations, no bias, as Moses's ``pro``); Plackett-Luce/ListMLE, Xia et al. 2008 (top-k likelihood,
-eq. 10-11) and its use for MT tuning with resampling; pairwise hinge, the ranking SVM of Joachims 2002 on
-PRO's pairs; MSE, regression of the model score on the gain within each list;
+orientations, no bias, as Moses's ``pro``); the Plackett-Luce loss of Xia, Zhai & Wang 2019 (eq. 1-4: the
+top-k likelihood, their PL(k), with the resampling of their section 3); pairwise hinge, the ranking SVM of
+Joachims 2002 on PRO's pairs; MSE, regression of the model score on the gain within each list;
 softmax/CLL over the oracle set (survey eq. 38).
 """
 
@@ -190,8 +190,8 @@ class _Lists:
 
 
 class PlackettLuceLoss(Loss):
-    """ListMLE (Xia et al. 2008): the negative top-k Plackett-Luce log-likelihood of each list's ranking
-    by gain, ``−Σᵢ Σ_{j≤k} [s_{π(j)} − log Σ_{t≥j} exp(s_{π(t)})]``, ``s = w·h``. Ties in gain are
+    """Plackett-Luce (Xia, Zhai & Wang 2019, eq. 1-4): the negative top-k Plackett-Luce log-likelihood of each
+    list's ranking by gain, ``−Σᵢ Σ_{j≤k} [s_{π(j)} − log Σ_{t≥j} exp(s_{π(t)})]``, ``s = w·h``. Ties in gain are
     ordered at random (seeded). With ``sample = m`` a list keeps its m/3 best and m/3 worst by gain and
     draws the rest without replacement from ``p(e) ∝ exp(w·h(e))`` under the initial weights."""
 

@@ -14,10 +14,12 @@ oracle is its search under the gain alone). Losses that need a whole candidate d
 (softmax-margin and the batch losses of :mod:`hypertune.tuners.losses`) take lattices and forests as
 their ``kbest`` best derivations, as the batch tuners do.
 
-Sources: structured perceptron, Collins 2002 (averaged); latent structured SVM as cdec's ``latent_svm``
-(oracle vs cost-augmented fear, SGD with L2; Cherry & Foster 2012 section 2); ramp loss, Gimpel & Smith
-2012 (their ramp 3: hope vs fear, cost α(1 − B); cdec's ``rampion``); softmax-margin, Gimpel & Smith 2010;
-relevant-set cost-margin, Tillmann & Zhang 2006 (eq. 4 and 7, as read in docs/tuners.md); PA-I, Crammer
+Sources: structured perceptron, Collins 2002 (averaged); the latent structural SVM loss of Yu & Joachims 2009
+(oracle vs cost-augmented fear) by online SGD with L2, as cdec's ``latent_svm`` -- not Cherry & Foster 2012's
+batch structured SVM (cutting planes, oracles re-selected between solves), a different optimizer of a similar
+loss; ramp loss, Gimpel & Smith 2012 (their ramp 3: hope vs fear, cost α(1 − B); cdec's ``rampion``);
+softmax-margin, Gimpel & Smith 2010; relevant-set cost-margin, Tillmann & Zhang (eq. 3, 4 and 7, its readings
+in :mod:`hypertune.tuners.costmargin` and docs/tuners.md); PA-I, Crammer
 et al. 2006; AROW, Crammer et al. 2009 in Chiang 2012's diagonal form; AdaGrad, Duchi et al. 2011; L1 by
 FOBOS (Duchi & Singer 2009) or the cumulative penalty of Tsuruoka et al. 2009.
 """
@@ -38,6 +40,7 @@ from hypertune.errors import UsageError
 from hypertune.metrics.gains import gain_for, smoothed_gain
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
 from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.costmargin import costmargin_choice
 from hypertune.tuners.finishing import finish_weights
 from hypertune.tuners.hope_fear import HopeFearDecoder
 from hypertune.tuners.kbest_candidates import kbest_candidates
@@ -297,30 +300,65 @@ class SoftmaxMarginLoss(StructuredLoss):
 
 
 class CostMarginLoss(StructuredLoss):
-    """Tillmann & Zhang 2006's relevant-set cost-margin loss: per sentence a relevant set V of derivations
-    kept across epochs (each visit adds the current model-best), and the loss
-    ``max_{e∈V} c(e)·max(0, 1 − w·(h(o) − h(e)))`` with cost ``c(e) = α(B(o) − B(e))`` against the oracle o
-    (their eq. 4); SGD on it moves ``w`` by ``η·c(e*)·(h(o) − h(e*))`` for the maximizing e* (eq. 7)."""
+    """Tillmann & Zhang's relevant-set cost-margin loss (*An Online Relevant Set Algorithm for Statistical Machine
+    Translation*, eq. 3, 4 and 7) online: per sentence a relevant set V of derivations kept across epochs (each
+    visit adds the current model-best) and a truth set V_K, the ``truths`` K best-gain candidates of a k-best
+    list (ties to the earlier candidate; lattices and forests: the oracle search's one); the alternatives are
+    V − V_K. Each truth z_k is paired with an alternative and the step is the mean over the truths of
+    ``c_k·(h(z_k) − h(z̃_k))``, by ``reading`` (:mod:`hypertune.tuners.costmargin`, cost ``α(B(z) − B(z'))``):
+    ``eq7`` (default) eq. 7's ``c = Δ·(1 − m)₊`` against the alternative of largest ``Δ·(1 − m)₊²``;
+    ``table2`` Table II as printed, the best truth only (ties to the higher model score), ``c = Δ`` against
+    the alternative of smallest ``Δ·(1 − m)``; ``hinge`` ``c = Δ`` against the alternative of largest
+    ``Δ·(1 − m)₊``."""
 
     name = "costmargin"
+
+    def __init__(self, cost_scale: float = 1.0, reading: str = "eq7", truths: int = 5) -> None:
+        super().__init__(cost_scale)
+        self.reading, self.truths = reading, truths
 
     def start(self, space: ListSpace | GraphSpace, w: np.ndarray) -> None:
         self.relevant: list[dict[bytes, Derivation]] = [{} for _ in range(space.sentences)]
 
+    def _truth_set(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> list[Derivation]:
+        if isinstance(space, GraphSpace):
+            return space.pick(sentence, w, ORACLE)
+        gains = space.rows(sentence)[1]
+        order = np.argsort(-gains, kind="stable")[: self.truths]
+        lo = space.candidates.offsets[sentence]
+        return [space.derivation(lo + int(row)) for row in order]
+
     def step(self, space: ListSpace | GraphSpace, sentence: int, w: np.ndarray) -> Step:
-        oracle, best = space.pick(sentence, w, ORACLE, 0.0)
+        best = space.pick(sentence, w, 0.0)[0]
         relevant = self.relevant[sentence]
         relevant.setdefault(best.key(), best)
-        target = oracle.score(w)
-        worst, worst_loss = None, 0.0
-        for e in relevant.values():
-            cost = self.cost_scale * (oracle.gain - e.gain)
-            loss = cost * max(0.0, 1.0 - (target - e.score(w)))
-            if loss > worst_loss:
-                worst, worst_loss = e, loss
-        if worst is None:
+        truths = self._truth_set(space, sentence, w)
+        keys = {t.key() for t in truths}  # the alternatives are V − V_K (eq. 3), in every reading
+        alternatives = [e for key, e in relevant.items() if key not in keys]
+        if not alternatives:
             return NO_STEP
-        return _pair_step(oracle, worst, worst_loss, self.cost_scale * (oracle.gain - worst.gain))
+        truth_gains = np.array([t.gain for t in truths])
+        truth_scores = np.array([t.score(w) for t in truths])
+        if self.reading == "table2":  # Table II: s = argmax Bl over V_5, ties to the higher score: that one only
+            top = np.flatnonzero(truth_gains == truth_gains.max())
+            s = int(top[np.argmax(truth_scores[top])])
+            truths, truth_gains, truth_scores = [truths[s]], truth_gains[[s]], truth_scores[[s]]
+        alt_gains = np.array([e.gain for e in alternatives])
+        alt_scores = np.array([e.score(w) for e in alternatives])
+        cost = self.cost_scale * (truth_gains[:, None] - alt_gains[None, :])
+        choice = costmargin_choice(self.reading, cost, truth_scores[:, None] - alt_scores[None, :])
+        picked = [alternatives[int(pick)] for pick in choice.alternative]
+        pairs = [difference(truth, e) for truth, e in zip(truths, picked, strict=True)]
+        scale = choice.coefficient / len(truths)
+        features = np.concatenate([idx for idx, _ in pairs])
+        idx, inverse = np.unique(features, return_inverse=True)
+        values = np.concatenate([c * d for c, (_, d) in zip(scale, pairs, strict=True)])
+        diff = np.bincount(inverse, weights=values, minlength=idx.size)
+        moving = diff != 0.0
+        if not np.any(moving):
+            return NO_STEP
+        value = float(np.mean(choice.value))
+        return Step(value if value > 0.0 else np.finfo(float).tiny, idx[moving], diff[moving])
 
 
 class BatchLossAdapter(StructuredLoss):
@@ -367,11 +405,16 @@ def _lengths(space: ListSpace, sentence: int) -> np.ndarray | None:
 
 
 def make_structured_loss(
-    name: str, cost_scale: float | None = None, target: str = "oracle", cccp_passes: int = 0
+    name: str,
+    cost_scale: float | None = None,
+    target: str = "oracle",
+    cccp_passes: int = 0,
+    reading: str = "eq7",
+    truths: int = 5,
 ) -> StructuredLoss:
     """The structured loss called ``name`` (:data:`STRUCTURED_LOSSES`), with its default α unless given;
-    ``target`` for perceptron and latent-svm, ``cccp_passes`` for ramp (which options fit which loss is
-    :class:`~hypertune.tuners.train_options.OnlineOptions`' check)."""
+    ``target`` for perceptron and latent-svm, ``cccp_passes`` for ramp, ``reading`` and ``truths`` for costmargin
+    (which options fit which loss is :class:`~hypertune.tuners.train_options.OnlineOptions`' check)."""
     classes = {
         "perceptron": PerceptronLoss,
         "latent-svm": LatentSvmLoss,
@@ -386,6 +429,8 @@ def make_structured_loss(
         options["target"] = target
     if name == "ramp":
         options["cccp_passes"] = cccp_passes
+    if name == "costmargin":
+        options["reading"], options["truths"] = reading, truths
     return classes[name](**options)
 
 
@@ -613,7 +658,9 @@ def online_loss(options: OnlineOptions, seed: int | list[int]) -> StructuredLoss
     """The run's loss: the structured loss, or the batch loss one sentence at a time (its sampling seeded by
     ``seed``, the shard's)."""
     if options.loss in STRUCTURED_LOSSES:
-        return make_structured_loss(options.loss, options.cost_scale, options.target, options.cccp_passes)
+        return make_structured_loss(
+            options.loss, options.cost_scale, options.target, options.cccp_passes, options.reading, options.truths
+        )
     return BatchLossAdapter(options.loss, options.top_k, options.sample, options.acceptance, seed)
 
 

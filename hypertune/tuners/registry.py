@@ -78,3 +78,10 @@ register_tuner(
 )
 # pro is the batch trainer with the loss PRO, TrainOptions' default, fixed by its command (no --loss)
 register_tuner(TunerEntry("pro", "hypertune.tuners.train:Trainer", "hypertune.tuners.train_options:TrainOptions"))
+register_tuner(
+    TunerEntry(
+        "relevant-set",
+        "hypertune.tuners.relevant_set:RelevantSet",
+        "hypertune.tuners.relevant_set_options:RelevantSetOptions",
+    )
+)

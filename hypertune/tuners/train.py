@@ -52,7 +52,7 @@ class TrainResult(TuningResult):
 
 class Trainer:
     """A loss (``pro``, ``pl``, ``ranking``, ``mse``, ``softmax``) minimized with L-BFGS plus ``l2``·‖w‖²/2
-    (default: the loss's own, 0.1, or 1 for PL as Xia et al.'s unit Gaussian prior) and ``l1``·‖w‖₁, the
+    (default: the loss's own, 0.1, or 1 for PL as Xia, Zhai & Wang's unit Gaussian prior) and ``l1``·‖w‖₁, the
     latter by OWL-QN (``optimizer="owlqn"``, chosen by ``"auto"`` when ``l1 > 0``; Andrew & Gao 2007). The options
     are a :class:`~hypertune.tuners.train_options.TrainOptions` (or its fields as keyword arguments): ``top_k``
     and ``sample``, PL's; ``kbest``, derivations per lattice/forest; ``smooth``, the sentence gain;

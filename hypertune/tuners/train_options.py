@@ -24,6 +24,9 @@ from hypertune.choices import (
 )
 from hypertune.tuners.options import OptionError, TunerOptions, normalization, option
 
+#: The readings of Tillmann & Zhang's cost-margin update (``tuners.costmargin``; the first the default).
+COSTMARGIN_READINGS = ("eq7", "table2", "hinge")
+
 
 @dataclass(frozen=True)
 class LossOptions(TunerOptions):
@@ -57,7 +60,7 @@ class LossOptions(TunerOptions):
 
 @dataclass(frozen=True)
 class TrainOptions(LossOptions):
-    """A batch loss over k-best candidates -- PRO (Hopkins & May 2011), Plackett-Luce (Xia et al. 2008),
+    """A batch loss over k-best candidates -- PRO (Hopkins & May 2011), Plackett-Luce (Xia, Zhai & Wang 2019),
     pairwise hinge, MSE or softmax -- minimized by L-BFGS, or OWL-QN with L1 (Andrew & Gao 2007)."""
 
     summary = "tune with a loss over k-best candidates (PRO, Plackett-Luce, ranking, MSE, softmax) and L-BFGS"
@@ -86,10 +89,10 @@ class TrainOptions(LossOptions):
 
 @dataclass(frozen=True)
 class OnlineOptions(LossOptions):
-    """A structured loss -- perceptron (Collins 2002), latent SVM, ramp (Gimpel & Smith 2012), softmax-margin
-    (Gimpel & Smith 2010), cost-margin (Tillmann & Zhang 2006) -- or a batch loss, followed sentence by sentence
-    by an online optimizer: perceptron, PA-I (Crammer et al. 2006), AROW (Crammer et al. 2009), SGD or AdaGrad
-    (Duchi et al. 2011)."""
+    """A structured loss -- perceptron (Collins 2002), latent SVM (Yu & Joachims 2009, as cdec's latent_svm), ramp
+    (Gimpel & Smith 2012), softmax-margin (Gimpel & Smith 2010), cost-margin (Tillmann & Zhang, eq. 7) -- or a batch
+    loss, followed sentence by sentence by an online optimizer: perceptron, PA-I (Crammer et al. 2006), AROW
+    (Crammer et al. 2009), SGD or AdaGrad (Duchi et al. 2011)."""
 
     summary = "online tuning: a structured or batch loss followed sentence by sentence by an online optimizer"
 
@@ -121,6 +124,14 @@ class OnlineOptions(LossOptions):
     )
     shuffle: bool = option(True, "visit sentences in corpus order, not shuffled", negated="--corpus-order")
     target: str = option("oracle", "perceptron/latent-svm: what to move towards", choices=ONLINE_TARGETS)
+    reading: str = option(
+        "eq7",
+        "costmargin: eq7 (eq. 7's squared-hinge step against the most violating alternative; default), table2 "
+        "(Table II as printed: no hinge, the least violating alternative) or hinge (plain hinge)",
+        choices=COSTMARGIN_READINGS,
+    )
+    truths: int = option(5, "costmargin: the K best-gain candidates form the truth set (Table II: 5)",
+                         kind="positive-count", metavar="K")  # fmt: skip
     average: bool | None = option(
         None, "keep the last weights, not their average (the default with L1)", negated="--no-average"
     )
@@ -158,8 +169,11 @@ class OnlineOptions(LossOptions):
                 raise OptionError(f"{{target}} is for the perceptron and latent-svm losses, not {self.loss}")
             if self.cccp_passes and self.loss != "ramp":
                 raise OptionError(f"{{cccp_passes}} is for the ramp loss, not {self.loss}")
+            for name, unset_value in (("reading", "eq7"), ("truths", 5)):
+                if getattr(self, name) != unset_value and self.loss != "costmargin":
+                    raise OptionError(f"{{{name}}} is for the costmargin loss, not {self.loss}")
         else:
-            unset = {"target": "oracle", "cccp_passes": 0, "cost_scale": None}
+            unset = {"target": "oracle", "cccp_passes": 0, "cost_scale": None, "reading": "eq7", "truths": 5}
             given = [f"{{{name}}}" for name, value in unset.items() if getattr(self, name) != value]
             if given:
                 raise OptionError(f"{', '.join(given)}: for the structured losses, not {self.loss}")

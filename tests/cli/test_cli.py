@@ -8,7 +8,7 @@ import re
 import pytest
 from support.paths import FIXTURES, REPO
 
-from hypertune.cli import COMMANDS, build_parser, main
+from hypertune.cli import COMMANDS, _registered_tuners, build_parser, main
 
 FOREST = str(FIXTURES / "toy-forest.json")
 WEIGHTS = str(FIXTURES / "toy-forest.weights")
@@ -72,7 +72,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path, capsys):
 def test_every_command_has_help_with_an_example(capsys):
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert set(subparsers.choices) == {name.replace("_", "-") for name in COMMANDS}
+    assert set(subparsers.choices) == {name.replace("_", "-") for name in COMMANDS} | set(_registered_tuners())
     for name, sub in subparsers.choices.items():
         text = sub.format_help()
         assert "example" in text and f"hypertune {name}" in text, name

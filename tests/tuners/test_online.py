@@ -113,7 +113,7 @@ def test_ramp_and_costmargin_steps_by_hand():
     # loss = (1 + 10·0.8) − (0 − 10·0.4) = 13, direction h(e1) − h(e0)
     step = ramp.step(space, 0, w)
     assert step.loss == pytest.approx(13.0) and dict(zip(step.idx, step.diff, strict=True)) == {0: -1.0, 1: 1.0}
-    cost = make_structured_loss("costmargin")
+    cost = make_structured_loss("costmargin", reading="hinge", truths=1)
     cost.start(space, w)
     # relevant set {model-best e0}; oracle e1; cost 0.4 · max(0, 1 − (0 − 1)) = 0.8; moves by 0.4·(h(e1) − h(e0))
     step = cost.step(space, 0, w)
