@@ -216,9 +216,9 @@ def markdown(rows: list[Row], tuning: str = "tuning BLEU", seconds: str = "s/fit
         f"| tuner | held-out BLEU, mean ± sd | 95% interval | vs start: Δ, p | vs MERT: Δ, p | {tuning} | {seconds} |",
         "|---|---|---|---|---|---|---|",
     ]
-    for row in rows:
+    for k, row in enumerate(rows):
         r = row.report
-        sd = f" ± {100 * r.sd:.2f}" if r.sd is not None else ""
+        sd = f" ± {100 * r.sd:.2f}" if r.sd is not None and k > 0 else ""  # the start weights: no seed, no spread
         cells = [row.tuner, f"{100 * r.score:.2f}{sd}", f"{100 * r.ci_low:.2f}-{100 * r.ci_high:.2f}"]
         cells += [_versus(row.delta_start, row.p_start), _versus(row.delta_mert, row.p_mert)]
         cells += [f"{row.tuning:.2f}", f"{row.seconds:.2f}"]
