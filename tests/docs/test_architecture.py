@@ -19,6 +19,7 @@ LAYERS = [
                 "hypertune.algorithms", "hypertune.generate"]),
     ("metrics", ["hypertune.metrics"]),
     ("formats", ["hypertune.formats"]),
+    ("mbr", ["hypertune.mbr"]),
     ("tuners", ["hypertune.tuners"]),
     ("distributed", ["hypertune.distributed"]),
     ("loop", ["hypertune.loop"]),
