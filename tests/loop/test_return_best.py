@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.rescoring_decoder import decoder_command
+from support.rescoring_decoder import decoder_command, first_lines_bleu
 
 from hypertune.cli import main
 
@@ -36,17 +36,6 @@ with open(out, "w") as handle:
 """
 
 
-def first_bleu(nbest: Path, ref: Path) -> float:
-    import sacrebleu
-
-    first: dict[int, str] = {}
-    for line in nbest.read_text().splitlines():
-        sid, words = line.split(" ||| ")[:2]
-        first.setdefault(int(sid), words.strip())
-    refs = ref.read_text().splitlines()
-    return sacrebleu.corpus_bleu([first[i] for i in sorted(first)], [refs], tokenize="none").score / 100
-
-
 def worse_at_the_end(corpus: dict[str, Path]) -> str:
     """The rescoring decoder in iterations 1 and 2, then the decoder of :data:`WORSE`."""
     script = corpus["dir"] / "worse.py"
@@ -66,7 +55,7 @@ def tune(corpus: dict[str, Path], workdir: Path, decoder: str, capsys, *more: st
 
 
 def dev_scores(workdir: Path, ref: Path, decodings: int) -> list[float]:
-    return [first_bleu(workdir / f"iteration-{i:03d}" / "output" / "kbest", ref) for i in range(1, decodings + 1)]
+    return [first_lines_bleu(workdir / f"iteration-{i:03d}" / "output" / "kbest", ref) for i in range(1, decodings + 1)]
 
 
 def test_a_last_iteration_that_got_worse_is_not_returned(corpus, tmp_path, capsys):
@@ -87,7 +76,7 @@ def test_a_last_iteration_that_got_worse_is_not_returned(corpus, tmp_path, capsy
     for key, i in (("test_score", best), ("test_score_last", 3)):
         folder = workdir / f"test-{i:03d}"
         assert (folder / "weights").read_text() == (workdir / f"iteration-{i:03d}" / "weights").read_text()
-        assert result[key] == pytest.approx(first_bleu(folder / "output" / "kbest", corpus["ref"]), abs=1e-12)
+        assert result[key] == pytest.approx(first_lines_bleu(folder / "output" / "kbest", corpus["ref"]), abs=1e-12)
     assert result["test_bleu"] == result["test_score"]  # the deprecated alias
 
 

@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-import sacrebleu
 from support.paths import FIXTURES
-from support.rescoring_decoder import FEATURES, decoder_command
+from support.rescoring_decoder import FEATURES, decoder_command, first_lines_bleu, first_lines_ter
 
 from hypertune.cli import main
 from hypertune.formats.weights import add_weights, parse_weights, rewrite_weights
@@ -43,17 +42,6 @@ def run_tune(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     code = main([*argv, "--json"])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if code == 0 else {}), err
-
-
-def first_lines_bleu(nbest: Path, ref: Path) -> float:
-    """sacrebleu's corpus BLEU (0-1) of each sentence's first hypothesis in a Moses n-best list."""
-    first: dict[int, str] = {}
-    for line in nbest.read_text().splitlines():
-        sid, words = line.split(" ||| ")[:2]
-        first.setdefault(int(sid), words.strip())
-    refs = ref.read_text().splitlines()
-    hyps = [first[i] for i in sorted(first)]
-    return sacrebleu.corpus_bleu(hyps, [[refs[i] for i in sorted(first)]], tokenize="none").score / 100
 
 
 def test_loop_history_bleu_and_files(corpus, tmp_path, capsys):
@@ -490,16 +478,6 @@ def test_runs_on_one_local_cluster_give_the_runs_without_it(corpus, tmp_path, ca
     code, result, err = run_tune(shared, capsys)
     assert code == 0, err
     assert [r["weights"] for r in result["runs"]] == [r["weights"] for r in expected["runs"]]
-
-
-def first_lines_ter(nbest: Path, ref: Path) -> float:
-    """sacrebleu's corpus TER (0-1) of each sentence's first hypothesis in a Moses n-best list."""
-    first: dict[int, str] = {}
-    for line in nbest.read_text().splitlines():
-        sid, words = line.split(" ||| ")[:2]
-        first.setdefault(int(sid), words.strip())
-    refs = ref.read_text().splitlines()
-    return sacrebleu.metrics.TER().corpus_score([first[i] for i in sorted(first)], [refs[: len(first)]]).score / 100
 
 
 @pytest.mark.parametrize("metric", ["bleu", "ter"])

@@ -7,6 +7,8 @@ import random
 import sys
 from pathlib import Path
 
+import sacrebleu
+
 DECODER = r"""
 import os, sys, time
 pool, weights_path, out, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -87,3 +89,24 @@ def make_corpus(tmp_path: Path) -> dict[str, Path]:
 
 def decoder_command(corpus: dict[str, Path], extra: str = "") -> str:
     return f"{sys.executable} {corpus['dir'] / 'decoder.py'} {corpus['pool']} {{weights}} {{kbest}} {{k}}{extra}"
+
+
+def first_lines_bleu(nbest: Path, ref: Path) -> float:
+    """sacrebleu's corpus BLEU (0-1) of each sentence's first hypothesis in a Moses n-best list."""
+    first: dict[int, str] = {}
+    for line in nbest.read_text().splitlines():
+        sid, words = line.split(" ||| ")[:2]
+        first.setdefault(int(sid), words.strip())
+    refs = ref.read_text().splitlines()
+    hyps = [first[i] for i in sorted(first)]
+    return sacrebleu.corpus_bleu(hyps, [[refs[i] for i in sorted(first)]], tokenize="none").score / 100
+
+
+def first_lines_ter(nbest: Path, ref: Path) -> float:
+    """sacrebleu's corpus TER (0-1) of each sentence's first hypothesis in a Moses n-best list."""
+    first: dict[int, str] = {}
+    for line in nbest.read_text().splitlines():
+        sid, words = line.split(" ||| ")[:2]
+        first.setdefault(int(sid), words.strip())
+    refs = ref.read_text().splitlines()
+    return sacrebleu.metrics.TER().corpus_score([first[i] for i in sorted(first)], [refs[: len(first)]]).score / 100
