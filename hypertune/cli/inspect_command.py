@@ -56,10 +56,14 @@ def run(args: argparse.Namespace) -> int:
     graphs, files = [], []
     space, vocabulary = FeatureSpace(), Vocabulary()
     for path in args.paths:
-        for file in corpus_files(path) if os.path.exists(path) else [path]:
+        for file in (corpus_files(path) if os.path.exists(path) else []) or [path]:  # a folder of none: its error
             read = read_graphs(file, args.format, space, vocabulary)
             graphs.extend(read)
             files.extend([file] * len(read))
+    if not graphs:
+        from hypertune.errors import InputError
+
+        raise InputError("holds no graph", " ".join(args.paths))
     rows = [describe_graph(g) for g in progress(args, graphs, len(graphs), "inspecting")]
     for row, file, g in zip(rows, files, graphs, strict=True):
         row["file"] = file

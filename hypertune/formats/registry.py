@@ -149,10 +149,25 @@ def read_graphs(
         if not os.path.exists(path):
             raise InputError("no such file or directory", path)
         require_rereadable(path)
-        for file in corpus_files(path):
+        files = corpus_files(path)
+        if not files:
+            raise InputError(_no_graph_files(path), path)
+        for file in files:
             fmt = get_format(format) if format else detect_format(file)
             graphs.extend(fmt.read_file(file, feature_space, vocabulary))
     return graphs
+
+
+def _no_graph_files(folder: str) -> str:
+    """Why a directory gives no graphs: it holds no files (naming the folders it holds instead, if any)."""
+    inside = sorted(n for n in os.listdir(folder) if not n.startswith(".") and os.path.isdir(os.path.join(folder, n)))
+    if inside:
+        shown = ", ".join(inside[:3]) + (", ..." if len(inside) > 3 else "")
+        return (
+            f"a directory of graphs holds one file per sentence, but this one holds only folders ({shown}): give "
+            "one of them"
+        )
+    return "a directory of graphs holds one file per sentence, but this one holds no graph file"
 
 
 def read_inputs(paths: Sequence[str], format: str | None = None) -> tuple[list[Hypergraph], SentenceIds]:

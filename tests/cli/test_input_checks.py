@@ -532,3 +532,16 @@ def test_linear_bleu_by_name_says_where_its_p_and_r_come_from(capsys):
                        "--init", FIXTURES / "mert" / "init.weights", "--metric", "linear-bleu")  # fmt: skip
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "needs Tromble's p and r" in err and "minrisk --objective linear-bleu" in err
+
+
+@pytest.mark.parametrize(
+    "command", [["inspect"], ["decode", "-w", os.devnull], ["mert", "--refs", os.devnull, "--init", os.devnull]]
+)
+def test_a_folder_of_folders_is_refused_naming_them(tmp_path, capsys, command):
+    for name in ("dense", "sparse"):
+        (tmp_path / "hg" / name).mkdir(parents=True)
+    code = main([command[0], str(tmp_path / "hg"), *command[1:]])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert f"{tmp_path / 'hg'}: a directory of graphs holds one file per sentence, but this one holds only folders " \
+           "(dense, sparse): give one of them" in err  # fmt: skip
