@@ -40,6 +40,7 @@ COMMANDS = {
     "inspect": "count nodes, edges, derivations and features of graphs",
     "decode": "best (or k best) derivations of graphs under weights",
     "rerank": "each sentence's best hypothesis under weights, as plain text (or JSON/JSONL with its scores)",
+    "mbr": "minimum Bayes risk decoding of k-best lists, samples (BLEU+1, chrF, TER, COMET), lattices, forests",
     "inside": "inside/outside values of every node in any semiring, with the computation written out",
     "convert": "convert graphs (or weights) between formats",
     "draw": "draw a graph (Graphviz DOT; SVG/PNG with dot): best derivation, posteriors, node scores",

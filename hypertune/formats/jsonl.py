@@ -18,6 +18,10 @@ Each line is a JSON object::
   ``scores.NAME`` metric reads. Optional, but every hypothesis of a file must have the same names.
 * ``"total"``: the decoder's total model score, optional (all lines or none): ``metadata["totals"]``, as an
   n-best list's fourth field, written back by the n-best writer.
+* ``"utilities"``: an object of name to a list of numbers, ``u(e, e'_0), u(e, e'_1), ...``: the utility of
+  this hypothesis against each hypothesis of its sentence, in file order (a COMET-MBR matrix computed
+  elsewhere, one row per line), read by :func:`utility_matrices` for ``hypertune mbr --utility NAME``; the
+  graph reader skips it.
 
 Other keys are ignored (their values must still be JSON). A repeated key, a feature or score named twice
 on one line, an empty name, a value that is not a finite number (``NaN``, ``Infinity``, a string), a line
@@ -694,6 +698,70 @@ def write_text(path: str, text: str) -> None:
     (with a fixed time stamp, so the same text gives the same bytes) when the name ends in ``.gz``."""
     data = text.encode("utf-8")
     write_atomically(path, gzip.compress(data, mtime=0) if path.endswith(".gz") else data)
+
+
+# ---------------------------------------------------------------------- utility matrices
+
+_NUMBER_TYPES = {int, float}
+
+
+def utility_matrices(path: str, name: str) -> dict[int, np.ndarray]:
+    """Each sentence id's ``k x k`` matrix of the given utility ``name`` (``"utilities": {name: [...]}``, one row
+    per hypothesis line, the columns the sentence's hypotheses in file order), as float64. A light pass with the
+    json module over the lines (the compiled reader skips the key); every line needs the row, a list of ``k``
+    finite numbers, ``k`` the number of lines of its id. Errors name the file and line."""
+    data = read_bytes(path, "JSONL file")
+    rows: dict[int, list[tuple[int, list | None]]] = {}
+    any_row = False
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            raise InputError("invalid JSON", path, number) from None
+        sid = obj.get("id") if isinstance(obj, dict) else None
+        if type(sid) is not int or sid < 0:
+            raise InputError('expected a JSON object with "id", a non-negative integer', path, number)
+        row = _utility_row(obj.get("utilities"), name, path, number)
+        any_row |= row is not None
+        rows.setdefault(sid, []).append((number, row))
+    if not any_row:
+        raise InputError(f'no "utilities" in the file (expected "utilities": {{"{name}": [u(e, e\'_0), ...]}} '
+                         "on every line)", path)  # fmt: skip
+    matrices = {}
+    for sid, entries in rows.items():
+        k = len(entries)
+        for number, row in entries:
+            if row is None:
+                raise InputError(f'no "utilities" (other lines have them: give {name!r} on every line)', path, number)
+            if len(row) != k:
+                raise InputError(f"utility {name!r} has {len(row)} value(s), expected {k} (one per hypothesis of "
+                                 f"sentence {sid}, in file order)", path, number)  # fmt: skip
+        matrices[sid] = np.array([row for _, row in entries], dtype=np.float64).reshape(k, k)
+    return matrices
+
+
+def _utility_row(utilities: object, name: str, path: str, number: int) -> list | None:
+    """The checked row ``utilities[name]`` of one line (``None`` when the line has no ``"utilities"``)."""
+    if utilities is None:
+        return None
+    if not isinstance(utilities, dict):
+        raise InputError(f'"utilities" must be an object of name: [numbers], got {_shown(json.dumps(utilities))}',
+                         path, number)  # fmt: skip
+    if name not in utilities:
+        given = ", ".join(map(repr, utilities)) or "none"
+        raise InputError(f"no utility {name!r} (this line has {given})", path, number)
+    row = utilities[name]
+    if not isinstance(row, list) or not set(map(type, row)) <= _NUMBER_TYPES:
+        raise InputError(f"utility {name!r} must be a list of numbers, got {_shown(json.dumps(row))}", path, number)
+    try:
+        finite = bool(np.isfinite(np.asarray(row, dtype=np.float64)).all())
+    except OverflowError:  # an integer beyond float64
+        finite = False
+    if not finite:
+        raise InputError(f"utility {name!r}: values must be finite", path, number)
+    return row
 
 
 # ---------------------------------------------------------------------- sniffing

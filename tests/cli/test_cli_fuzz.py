@@ -55,6 +55,7 @@ def base_commands() -> dict[str, list[str]]:
         "inspect": [FOREST],
         "decode": [FOREST, "--weights", FOREST_WEIGHTS],
         "rerank": [NBEST, "--weights", INIT],
+        "mbr": [NBEST, "--weights", INIT],
         "inside": [FOREST, "--semiring", "counting"],
         "convert": [FOREST, "converted.json", "--to", "hypertune"],
         "draw": [FOREST, "--weights", FOREST_WEIGHTS, "--out", "forest.dot"],
