@@ -15,9 +15,13 @@ One loop per algorithm serves all scalar semirings: ``mode`` selects ``plus``/``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.core.registry import CPUDispatcher
 
 BOOLEAN, REAL, LOG, TROPICAL = 0, 1, 2, 3
 MODES = {"boolean": BOOLEAN, "real": REAL, "log": LOG, "tropical": TROPICAL}
@@ -42,6 +46,35 @@ def _jit_without_reference_counts():
 
 
 uncounted_jit = _jit_without_reference_counts()
+
+
+class _HelperDispatcher(CPUDispatcher):
+    """A dispatcher that compiles one version per argument *types*, not per constant: a call
+    ``f(buf, 0, end, False)`` from a kernel reuses ``f``'s (array, int64, int64, bool) version instead of
+    compiling a ``Literal[int](0), Literal[bool](False)`` one (numba types a constant argument as a literal
+    and specializes on it; the readers' error codes alone made a dozen versions of one helper)."""
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def helper_jit(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The decorator of a small helper called only from other kernels (the compiled readers' tokenizers,
+    string and key tables, error records), which allocates nothing and returns no array: compiled once per
+    argument types, without reference counting (as :data:`uncounted_jit`). Not ``inline="always"``: numba's
+    IR inlining copies a helper into every call site of every caller, recursively, which made the Moses
+    n-best reader's one kernel take 80 s of CPU to compile (8 s like this, docs/performance.md) and the cdec
+    JSON reader's 100 s (41 s); LLVM still inlines what pays."""
+    if getattr(numba.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT: plain Python, as numba.njit does
+        return func
+    options: dict[str, Any] = {"nopython": True, "nogil": True}
+    if uncounted_jit is not _jit:
+        options["_nrt"] = False
+    dispatcher = _HelperDispatcher(py_func=func, locals={}, targetoptions=options)
+    dispatcher.enable_caching()
+    return dispatcher
 
 
 @numba.njit(cache=True, inline="always")

@@ -644,9 +644,11 @@ def _kbest_surface_kernel(offsets, b, m, given_order, stats):  # pragma: no cove
     firsts = np.empty((n, width))
     breakpoints = np.empty(left.size - n)
     deltas = np.empty((left.size - n, width))
+    counts = np.empty(n, np.int64)  # segments per sentence (a loop: np.diff took a second to compile)
     k = 0
     for s in range(n):
         lo, hi = segment_offsets[s], segment_offsets[s + 1]
+        counts[s] = hi - lo
         firsts[s] = stats[chosen[lo]]
         for i in range(lo + 1, hi):
             breakpoints[k] = left[i]
@@ -654,7 +656,7 @@ def _kbest_surface_kernel(offsets, b, m, given_order, stats):  # pragma: no cove
             for j in range(width):
                 deltas[k, j] = stats[row, j] - stats[previous, j]
             k += 1
-    return firsts, breakpoints, deltas, np.diff(segment_offsets)
+    return firsts, breakpoints, deltas, counts
 
 
 def envelope_yields(result: EnvelopeResult) -> tuple[np.ndarray, np.ndarray]:

@@ -4,143 +4,153 @@ Every node keeps the list of its derivations found so far, best first, and a hea
 derivation of node ``v`` is an in-edge ``e`` with a rank vector ``j`` (the ``j_i``-th best derivation
 of tail ``i``); its score is ``s_e + Σ_i score(tail_i, j_i)``. After a candidate ``<e, j>`` is taken,
 its successors ``<e, j + b_i>`` enter the heap, asking the tails for one more derivation only then.
-Scores are additive (the tropical semiring), which is what the monotonicity of the search needs.
+Scores are additive (the tropical semiring), which is what the monotonicity of the search needs. Ties
+pop by edge id, then rank vector (``heapq`` on ``(-score, e, j)``).
 
 With ``unique=True`` derivations whose target string was already produced at the same node are skipped;
 filtering at every node is exact, because a derivation built on a lower-scoring duplicate sub-yield
 always has a higher-scoring twin with the same string.
+
+The search, the yields and the feature vectors run compiled (:mod:`hypertune.algorithms._kbest_kernels`);
+:class:`KBestList` holds a graph's k best as flat arrays, and derivation trees, words and feature
+dictionaries are built only for the entries asked for.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from hypertune.algorithms.viterbi import ScoredDerivation, describe_derivation
+from hypertune.algorithms.viterbi import ScoredDerivation
 from hypertune.hypergraph import Derivation, Hypergraph
 from hypertune.weights import Weights
 
 
-@dataclass
-class _NodeState:
-    found: list[tuple[float, int, tuple[int, ...]]] = field(default_factory=list)  # (score, edge, ranks)
-    yields: list[tuple[int, ...]] = field(default_factory=list)
-    heap: list[tuple[float, int, tuple[int, ...]]] | None = None  # (-score, edge, ranks)
-    queued: set[tuple[int, tuple[int, ...]]] = field(default_factory=set)
-    seen_yields: set[tuple[int, ...]] = field(default_factory=set)
+@dataclass(frozen=True)
+class KBestList:
+    """A graph's k best derivations as flat arrays: derivation ``i`` has score ``scores[i]``, edges in
+    pre-order ``edges[edge_offsets[i]:edge_offsets[i + 1]]``, word ids ``words[word_offsets[i]:...]`` and
+    the nonzero entries of its feature vector, by column, ``columns``/``values[feature_offsets[i]:...]``."""
+
+    hg: Hypergraph
+    scores: np.ndarray
+    edges: np.ndarray
+    edge_offsets: np.ndarray
+    words: np.ndarray
+    word_offsets: np.ndarray
+    columns: np.ndarray
+    values: np.ndarray
+    feature_offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.scores.size)
+
+    def derivation(self, i: int) -> Derivation:
+        return self.hg.derivation_from_edges(self.edges[self.edge_offsets[i] : self.edge_offsets[i + 1]])
+
+    def word_list(self, i: int) -> list[str]:
+        return self.hg.vocabulary.words(self.words[self.word_offsets[i] : self.word_offsets[i + 1]].tolist())
+
+    def features(self, i: int) -> dict[str, float]:
+        names = self.hg.feature_space.names
+        row = slice(int(self.feature_offsets[i]), int(self.feature_offsets[i + 1]))
+        return {names[c]: v for c, v in zip(self.columns[row].tolist(), self.values[row].tolist(), strict=True)}
+
+    def texts(self) -> list[str]:
+        """Every derivation's target string (words joined by spaces)."""
+        used, inverse = np.unique(self.words, return_inverse=True)
+        table = np.asarray(self.hg.vocabulary.words(used.tolist()), dtype=object)
+        words = table[inverse].tolist()
+        bounds = self.word_offsets.tolist()
+        return [" ".join(words[bounds[i] : bounds[i + 1]]) for i in range(len(self))]
+
+    def scored(self, i: int) -> ScoredDerivation:
+        """Entry ``i`` as :func:`~hypertune.algorithms.viterbi.describe_derivation` gives it."""
+        return ScoredDerivation(float(self.scores[i]), self.derivation(i), self.word_list(i), self.features(i))
 
 
 class LazyKBest:
     """Enumerates derivations of a hypergraph best first, on demand (Algorithm 3).
 
-    ``scores[e]`` is the additive score of edge ``e`` (for example ``w · f_e``).
-    """
+    ``scores[e]`` is the additive score of edge ``e`` (for example ``w · f_e``). Each request runs the
+    compiled search from the start for its node and count (a node's list is the same prefix whatever was
+    asked before), so asking for more derivations later costs a new search: ask for what you need at once."""
 
     def __init__(self, hg: Hypergraph, scores: Sequence[float] | np.ndarray, unique: bool = False) -> None:
         self.hg = hg
-        self.scores = np.asarray(scores, dtype=np.float64)
+        self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.unique = unique
-        self.states = [_NodeState() for _ in range(hg.num_nodes)]
+        self._searched: dict[int, tuple[int, tuple[np.ndarray, ...]]] = {}
+
+    def _state(self, node: int, k: int) -> tuple[np.ndarray, ...]:
+        """The search state with (up to) ``k`` derivations of ``node``, reused when one large enough exists."""
+        done = self._searched.get(node)
+        if done is None or done[0] < k:
+            from hypertune.algorithms._kbest_kernels import lazy_kbest
+
+            hg = self.hg
+            state = lazy_kbest(
+                hg.node_offsets, hg.tail_offsets, hg.tails, hg.target_offsets, hg.target, self.scores,
+                int(node), int(k), bool(self.unique),
+            )  # fmt: skip
+            done = (k, state)
+            self._searched[node] = done
+        return done[1]
 
     def kth(self, node: int, k: int) -> bool:
-        """Make sure node ``node`` has its ``k`` best derivations (ranks 0..k-1) if it has that many.
+        """Whether ``node`` has at least ``k`` derivations (distinct strings with ``unique``)."""
+        return int(self._state(node, k)[6][node]) >= k
 
-        Algorithm 3 asks a node's tails for more derivations from inside its own request, as deep as the
-        graph; here each request is a generator that yields its sub-requests ``(tail, k)`` to this driver
-        loop, which keeps them on an explicit stack (no recursion, no interpreter-wide setting)."""
-        stack = [self._kth(node, k)]
-        answer: bool | None = None
-        while stack:
-            try:
-                request = stack[-1].send(answer)
-            except StopIteration as done:
-                stack.pop()
-                answer = done.value
-                continue
-            stack.append(self._kth(*request))
-            answer = None
-        return bool(answer)
+    def packed(self, k: int, node: int | None = None) -> KBestList:
+        """Up to ``k`` best derivations of ``node`` (default: the goal) as a :class:`KBestList`."""
+        from hypertune.algorithms._kbest_kernels import describe
 
-    def _kth(self, node: int, k: int) -> Generator[tuple[int, int], bool | None, bool]:
-        state = self.states[node]
-        if state.heap is None:
-            state.heap = []
-            for e in self.hg.in_edges(node):
-                ranks = (0,) * len(self.hg.edge_tails(e))
-                yield from self._push(state, e, ranks)
-        while len(state.found) < k and state.heap:
-            negative, e, ranks = heapq.heappop(state.heap)
-            for i in range(len(ranks)):  # the successors <e, j + b_i>
-                yield from self._push(state, e, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1 :])
-            if self.unique:
-                words = self._yield_of(e, ranks)
-                if words in state.seen_yields:
-                    continue
-                state.seen_yields.add(words)
-                state.yields.append(words)
-            state.found.append((-negative, e, ranks))
-        return len(state.found) >= k
-
-    def _push(self, state: _NodeState, e: int, ranks: tuple[int, ...]) -> Generator[tuple[int, int], bool | None, None]:
-        """Queue candidate ``<e, ranks>`` once its tails have the derivations it needs (asked as requests)."""
-        tails = self.hg.edge_tails(e)
-        score = self.scores[e]
-        for tail, rank in zip(tails, ranks, strict=True):
-            if not (yield (int(tail), rank + 1)):
-                return
-            score += self.states[int(tail)].found[rank][0]
-        key = (e, ranks)
-        if key not in state.queued:
-            state.queued.add(key)
-            assert state.heap is not None
-            heapq.heappush(state.heap, (-score, e, ranks))
-
-    def _yield_of(self, e: int, ranks: tuple[int, ...]) -> tuple[int, ...]:
-        tails = self.hg.edge_tails(e)
-        out: list[int] = []
-        for token in self.hg.edge_target(e):
-            if token >= 0:
-                out.append(int(token))
-            else:
-                i = -int(token) - 1
-                out.extend(self.states[int(tails[i])].yields[ranks[i]])
-        return tuple(out)
+        hg = self.hg
+        node = hg.goal if node is None else int(node)
+        state = self._state(node, k)
+        found, c_score, _, _, _, f_start, f_len = state
+        roots = found[f_start[node] : f_start[node] + min(k, int(f_len[node]))].copy()
+        features = hg.features
+        arrays = describe(
+            roots, hg.tails, hg.tail_offsets, hg.target_offsets, hg.target, features.indptr, features.indices,
+            features.data, features.shape[1], state,
+        )  # fmt: skip
+        return KBestList(hg, c_score[roots], *arrays)
 
     def derivation(self, node: int, rank: int) -> Derivation:
-        """The ``rank``-th best derivation of ``node`` (already found) as a tree, built without recursion."""
-        edges = []
-        stack = [(node, rank)]
-        while stack:
-            v, r = stack.pop()
-            _, e, ranks = self.states[v].found[r]
-            edges.append(e)
-            stack.extend(reversed([(int(t), j) for t, j in zip(self.hg.edge_tails(e), ranks, strict=True)]))
-        return self.hg.derivation_from_edges(edges)
+        """The ``rank``-th best derivation of ``node`` (0-based), as a tree."""
+        found = self.packed(rank + 1, node)
+        if len(found) <= rank:
+            raise IndexError(f"node {node} has {len(found)} derivation(s), not {rank + 1}")
+        return found.derivation(rank)
 
     def best(self, k: int, node: int | None = None) -> list[tuple[float, Derivation]]:
         """Up to ``k`` best (score, derivation) pairs of ``node`` (default: the goal)."""
-        node = self.hg.goal if node is None else node
-        self.kth(node, k)
-        found = self.states[node].found[:k]
-        return [(score, self.derivation(node, rank)) for rank, (score, _, _) in enumerate(found)]
+        found = self.packed(k, node)
+        return [(float(found.scores[i]), found.derivation(i)) for i in range(len(found))]
 
     def __iter__(self) -> Iterator[tuple[float, Derivation]]:
-        """All derivations of the goal, best first (stop when you have enough)."""
-        rank = 0
+        """All derivations of the goal, best first (stop when you have enough): searched in doubling batches."""
+        rank, k = 0, 16
         while True:
-            if not self.kth(self.hg.goal, rank + 1):
+            found = self.packed(k)
+            for i in range(rank, len(found)):
+                yield float(found.scores[i]), found.derivation(i)
+            if len(found) < k:
                 return
-            score = self.states[self.hg.goal].found[rank][0]
-            yield score, self.derivation(self.hg.goal, rank)
-            rank += 1
+            rank, k = len(found), 2 * k
+
+
+def kbest_list(hg: Hypergraph, weights: Weights, k: int, unique: bool = False) -> KBestList:
+    """The ``k`` best derivations under ``weights`` (fewer if the graph has fewer) as flat arrays."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    return LazyKBest(hg, weights.edge_scores(hg), unique=unique).packed(k)
 
 
 def kbest(hg: Hypergraph, weights: Weights, k: int, unique: bool = False) -> list[ScoredDerivation]:
     """The ``k`` best derivations under ``weights`` (fewer if the graph has fewer), with yields and features."""
-    if k < 1:
-        raise ValueError("k must be at least 1")
-    search = LazyKBest(hg, weights.edge_scores(hg), unique=unique)
-    return [describe_derivation(hg, d, s) for s, d in search.best(k)]
+    found = kbest_list(hg, weights, k, unique)
+    return [found.scored(i) for i in range(len(found))]

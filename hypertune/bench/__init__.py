@@ -74,7 +74,25 @@ def reranking_figures(shared_dir: str | os.PathLike[str], workdir: str | os.Path
     return benchmark_reranking(str(shared_dir), str(workdir))
 
 
-SUITES = ("engine", "metrics", "formats", "mert", "mira", "minrisk", "oracle", "train", "online", "reranking")
+def cold_start_figures() -> list[Figure]:
+    from hypertune.bench.cold_start import cold_start_figures as figures
+
+    return figures()
+
+
+SUITES = (
+    "engine",
+    "metrics",
+    "cold-start",
+    "formats",
+    "mert",
+    "mira",
+    "minrisk",
+    "oracle",
+    "train",
+    "online",
+    "reranking",
+)
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
     "mert": mert_figures,
@@ -87,4 +105,13 @@ SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
 }
 
 
-__all__ = ["SHARED_SUITES", "SUITES", "Figure", "engine_figures", "make_bench_corpus", "median_time", "metric_figures"]
+__all__ = [
+    "SHARED_SUITES",
+    "SUITES",
+    "Figure",
+    "cold_start_figures",
+    "engine_figures",
+    "make_bench_corpus",
+    "median_time",
+    "metric_figures",
+]

@@ -10,7 +10,7 @@ import shutil
 import sys
 import tempfile
 
-from hypertune.bench import SHARED_SUITES, SUITES, engine_figures, metric_figures
+from hypertune.bench import SHARED_SUITES, SUITES, cold_start_figures, engine_figures, metric_figures
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
 from hypertune.cli.options import integer, positive_int, seed
@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     if args.suite in ("metrics", "all"):
         _say(args, f"metrics suite ({args.hypotheses} hypotheses)")
         figures += metric_figures(args.hypotheses, args.seed)
+    if args.suite in ("cold-start", "all"):
+        _say(args, "cold-start suite (README's main job on an empty numba cache; a minute or two)")
+        figures += cold_start_figures()
     for name, suite in SHARED_SUITES.items():
         if args.suite in (name, "all"):
             if not os.path.isdir(os.path.join(args.shared, "data")):

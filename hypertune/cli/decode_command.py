@@ -10,6 +10,7 @@ from hypertune.choices import GRAPH_FORMATS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit, progress
 from hypertune.cli.options import add_strict_option, finite_float, non_negative_int, positive_int, seed
+from hypertune.errors import InputError
 
 EXAMPLE = """example:
   hypertune decode fixtures/toy-forest.json --weights fixtures/toy-forest.weights
@@ -85,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from hypertune.algorithms import entropy, feature_expectations, kbest, log_partition, sample, viterbi
+    from hypertune.algorithms import entropy, feature_expectations, log_partition, sample, viterbi
+    from hypertune.algorithms.kbest import kbest_list
     from hypertune.formats import read_graphs, read_weights
     from hypertune.weights import Weights, check_feature_names
 
@@ -104,16 +106,12 @@ def run(args: argparse.Namespace) -> int:
     ordered = [(i, graphs[i], sids[i]) for i in sorted(range(len(graphs)), key=sids.__getitem__)]
     for i, hg, sid in progress(args, ordered, len(graphs), "decoding"):
         if args.sample:
-            best = sample(hg, sharp, args.sample, random_state=rng)
+            best: Any = sample(hg, sharp, args.sample, random_state=rng)
         elif args.kbest == 1 and not args.unique:
             best = [viterbi(hg, weights)]
-        else:
-            best = kbest(hg, weights, args.kbest, unique=args.unique)
-        row: dict[str, Any] = {
-            "graph": i,
-            "sentence": sid,
-            "derivations": [{"score": d.score, "text": d.text, "features": d.features} for d in best],
-        }
+        else:  # flat arrays; text and feature dictionaries only where an output needs them
+            best = kbest_list(hg, weights, args.kbest, unique=args.unique)
+        row: dict[str, Any] = {"graph": i, "sentence": sid, "derivations": best}
         if args.expectations:
             names = hg.feature_space.names
             expected = feature_expectations(hg, sharp)
@@ -128,11 +126,20 @@ def run(args: argparse.Namespace) -> int:
             )
         results.append(row)
         found.append(best)
-        for rank, d in enumerate(best):
-            prefix = f"{sid}" if args.kbest == 1 and not args.unique and not args.sample else f"{sid}\t{rank + 1}"
-            lines.append(f"{prefix}\t{d.score:.6g}\t{d.text}")
+        if args.out:
+            continue
+        ranked = not (args.kbest == 1 and not args.unique and not args.sample)
+        for rank, (score, text, features) in enumerate(_described(best, args.features)):
+            prefix = f"{sid}\t{rank + 1}" if ranked else f"{sid}"
+            lines.append(f"{prefix}\t{score:.6g}\t{text}")
             if args.features:
-                lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in d.features.items()))
+                lines.append("\t\t" + " ".join(f"{k}={v:g}" for k, v in features.items()))
+    if args.json or (args.out and args.out_format == "json"):
+        for row in results:
+            row["derivations"] = [
+                {"score": score, "text": text, "features": features}
+                for score, text, features in _described(row["derivations"])
+            ]
     if args.out:
         written = _write_out(args, [hg for _, hg, _ in ordered], results, found)
         emit(args, f"wrote {written} to {args.out}", {"graphs": len(results), "output": args.out})
@@ -145,6 +152,7 @@ def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], foun
     """Write ``--out`` in ``--out-format`` (atomically) and say what was written. An n-best list keeps each
     graph's sentence id and the derivations' feature names, so a tuner reads it back as the same sentences;
     its score field is the model score under the weights, so the first line of each sentence is the 1-best."""
+    from hypertune.algorithms.kbest import KBestList
     from hypertune.formats.io import write_atomically
     from hypertune.formats.nbest import write_moses
     from hypertune.hypergraph import from_kbest
@@ -159,9 +167,12 @@ def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], foun
     if args.out_format == "text":  # translations, as the metrics see them: without the decoder's <s> and </s>
         from hypertune.metrics.base import strip_sentence_markers
 
-        text = "".join(" ".join(strip_sentence_markers(found[i][0].words)) + "\n" for _, i, _ in rows)
+        text = "".join(" ".join(strip_sentence_markers(_first_words(found[i]))) + "\n" for _, i, _ in rows)
         write_atomically(args.out, text)
         return f"{len(rows)} translation(s), one per line,"
+    if all(isinstance(found[i], KBestList) for _, i, _ in rows):
+        write_atomically(args.out, _moses_lines([(sid, found[i]) for sid, i, _ in rows]))
+        return f"{sum(len(row['derivations']) for row in results)} derivation(s) of {len(rows)} sentence(s)"
     lists = []
     for sid, i, _ in rows:
         hypotheses = [(d.words, d.features) for d in found[i]]
@@ -170,3 +181,91 @@ def _write_out(args: argparse.Namespace, graphs: list, results: list[dict], foun
         lists.append(from_kbest(hypotheses, hg.feature_space, hg.vocabulary, {"totals": totals}, sentence_id=sid))
     write_moses(lists, args.out)
     return f"{sum(len(row['derivations']) for row in results)} derivation(s) of {len(lists)} sentence(s)"
+
+
+def _described(best: Any, features: bool = True) -> list[tuple[float, str, dict[str, float]]]:
+    """(score, text, features) of each derivation of a graph: a :class:`~hypertune.algorithms.kbest.KBestList`
+    (feature dictionaries built only when ``features``) or a list of scored derivations."""
+    from hypertune.algorithms.kbest import KBestList
+
+    if isinstance(best, KBestList):
+        texts = best.texts()
+        scores = best.scores.tolist()
+        return [(scores[i], texts[i], best.features(i) if features else {}) for i in range(len(best))]
+    return [(d.score, d.text, d.features) for d in best]
+
+
+def _first_words(best: Any) -> list[str]:
+    from hypertune.algorithms.kbest import KBestList
+
+    return best.word_list(0) if isinstance(best, KBestList) else best[0].words
+
+
+def _table(texts: list[str]) -> tuple[Any, Any]:
+    """Strings as one UTF-8 byte array and offsets (string ``i`` is ``bytes[offsets[i]:offsets[i + 1]]``)."""
+    import numpy as np
+
+    encoded = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _checked(ids: Any, texts: list[str], check: Any, *what: str) -> None:
+    """``check`` each of ``texts`` (the strings of the distinct ``ids``, ascending); when one fails, fail on
+    the first in the order of ``ids``, as a writer going through them would."""
+    import numpy as np
+
+    try:
+        for t in texts:
+            check(t, *what)
+    except InputError:
+        distinct, first = np.unique(ids, return_index=True)
+        for j in np.argsort(first, kind="stable").tolist():
+            check(texts[j], *what)
+        raise
+
+
+def _moses_lines(lists: list[tuple[int, Any]]) -> bytes:
+    """The lines :func:`~hypertune.formats.nbest.write_moses` writes for these k-best lists (sentence id and
+    :class:`~hypertune.algorithms.kbest.KBestList`; the words and names checked as it checks them), assembled
+    by a compiled kernel from the flat arrays and the text of each word, name and distinct number."""
+    import numpy as np
+
+    from hypertune.algorithms._kbest_kernels import moses_lines
+    from hypertune.formats._common import check_word, format_number
+    from hypertune.formats.nbest import _check_name
+
+    def check(word: str, what: str) -> None:
+        check_word(word, what)
+        if word == "|||":
+            raise InputError("cannot write the word '|||' in an n-best list")
+
+    out = []
+    for sid, best in lists:
+        vocabulary, space = best.hg.vocabulary, best.hg.feature_space
+        present = np.zeros(len(vocabulary), dtype=np.bool_)
+        present[best.words] = True
+        used = np.flatnonzero(present)
+        words = vocabulary.words(used.tolist())
+        _checked(best.words, words, check, "an n-best list")
+        word_index = np.zeros(len(vocabulary), dtype=np.int64)
+        word_index[used] = np.arange(used.size)
+        present = np.zeros(len(space), dtype=np.bool_)
+        present[best.columns] = True
+        used_columns = np.flatnonzero(present)
+        names = space.symbols(used_columns.tolist())
+        _checked(best.columns, names, _check_name)
+        column_index = np.zeros(len(space), dtype=np.int64)
+        column_index[used_columns] = np.arange(used_columns.size)
+        values = np.concatenate([best.values, best.scores])  # distinct doubles by their bits (0.0 is not -0.0)
+        distinct, inverse = np.unique(values.view(np.int64), return_inverse=True)
+        numbers = [format_number(v) for v in distinct.view(np.float64).tolist()]
+        out.append(
+            moses_lines(
+                np.frombuffer(f"{sid} ||| ".encode(), dtype=np.uint8), word_index[best.words], best.word_offsets,
+                column_index[best.columns], best.feature_offsets, inverse.ravel().astype(np.int64), _table(words),
+                _table([f"{name}= " for name in names]), _table(numbers),
+            ).tobytes()
+        )  # fmt: skip
+    return b"".join(out)

@@ -38,7 +38,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from hypertune.compiled import EMPTY_KEY, find_key, insert_key, uncounted_jit
+from hypertune.compiled import EMPTY_KEY, find_key, helper_jit, insert_key, uncounted_jit
 from hypertune.errors import InputError
 from hypertune.formats.io import read_bytes
 from hypertune.hypergraph import Hypergraph
@@ -84,7 +84,7 @@ __all__ = [
 ]
 
 _jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see helper_jit
 
 
 _EXACT_POWERS = np.array([10.0**k for k in range(23)])  # 1e0 .. 1e22: every one an exact double

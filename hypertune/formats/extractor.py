@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hypertune.arrays import offsets_from_counts
+from hypertune.compiled import helper_jit
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import collapse_single_components, parse_int
 from hypertune.formats._scan import (
@@ -68,7 +69,7 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 _BEGIN = re.compile(r"^(FEATURES|SCORES)_TXT_BEGIN_(\d+)$")
 
 _jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 
 def read_featstat(

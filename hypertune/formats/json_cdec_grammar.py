@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from hypertune.compiled import uncounted_jit
+from hypertune.compiled import helper_jit, uncounted_jit
 from hypertune.formats._scan import (
     MAX_DIGITS,
     TABLE_FULL,
@@ -56,7 +56,7 @@ from hypertune.formats.json_lexer import (
 )
 
 _jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 
 class Scanned(NamedTuple):

@@ -14,10 +14,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from hypertune.compiled import helper_jit
 from hypertune.formats._scan import parse_decimal, parse_integer
 
 _jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 NOT_JSON, HUGE_INTEGER = -1, -2  # what skip_value answers instead of an end
 MAX_INT_DIGITS = 4300  # json's int() converts no more digits (Python's default limit, sys.get_int_max_str_digits)

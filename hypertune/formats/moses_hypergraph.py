@@ -43,6 +43,7 @@ import numba
 import numpy as np
 
 from hypertune.arrays import offsets_from_counts
+from hypertune.compiled import helper_jit
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import (
     check_word,
@@ -84,7 +85,7 @@ from hypertune.weights import Weights
 HEADER = "# target ||| features ||| source-covered"
 
 _jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 
 def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:

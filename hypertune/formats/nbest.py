@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from hypertune.arrays import offsets_from_counts
+from hypertune.compiled import helper_jit
 from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats._scan import (
@@ -59,7 +59,7 @@ from hypertune.formats.registry import GraphFormat, register
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 
 def read_moses(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
