@@ -103,3 +103,9 @@ CORPUS_ORACLE_VARIANTS = ("best-switch", "sentence-order")
 ACCUMULATE = ("nbest", "lattice", "none")
 #: `tune --return`: the weights of the best dev decoding (default) or of the last one.
 LOOP_RETURNS = ("best", "last")
+
+# ---------------------------------------------------------------------- minimum Bayes risk decoding
+#: `hypertune mbr --method`: the decision rules (``mbr.kbest``, ``mbr.lattice``, ``mbr.consensus``).
+MBR_METHODS = ("kbest", "lattice", "consensus")
+#: Lattice MBR's n-gram posteriors: exact at-least-once probabilities, or expected counts (``mbr.lattice``).
+MBR_POSTERIORS = ("exact", "expected-counts")

@@ -74,6 +74,12 @@ def reranking_figures(shared_dir: str | os.PathLike[str], workdir: str | os.Path
     return benchmark_reranking(str(shared_dir), str(workdir))
 
 
+def mbr_figures(shared_dir: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> list[Figure]:
+    from hypertune.bench.mbr import benchmark_mbr
+
+    return benchmark_mbr(str(shared_dir), str(workdir))
+
+
 def cold_start_figures() -> list[Figure]:
     from hypertune.bench.cold_start import cold_start_figures as figures
 
@@ -92,6 +98,7 @@ SUITES = (
     "train",
     "online",
     "reranking",
+    "mbr",
 )
 SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "formats": format_figures,
@@ -102,6 +109,7 @@ SHARED_SUITES: dict[str, Callable[..., list[Figure]]] = {
     "train": train_figures,
     "online": online_figures,
     "reranking": reranking_figures,
+    "mbr": mbr_figures,
 }
 
 

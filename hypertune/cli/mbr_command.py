@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hypertune.choices import GRAPH_FORMATS
+from hypertune.choices import GRAPH_FORMATS, MBR_METHODS, MBR_POSTERIORS
 from hypertune.cli import COMMANDS
 from hypertune.cli.common import add_output_options, emit
 from hypertune.cli.options import finite_float, non_negative_float, positive_int
@@ -24,12 +24,6 @@ EXAMPLE = """example:
   hypertune mbr forests/ -w tuned.weights --method consensus --kbest 1000 --unique
 """
 
-#: The decision rules ``--method`` offers: k-best MBR (:mod:`hypertune.mbr.kbest`), lattice MBR
-#: (:mod:`hypertune.mbr.lattice`), consensus decoding (:mod:`hypertune.mbr.consensus`).
-METHODS = ("kbest", "lattice", "consensus")
-#: Lattice MBR's n-gram posteriors (:data:`hypertune.mbr.lattice.POSTERIOR_METHODS`, named here so that
-#: ``--help`` loads no numpy).
-POSTERIOR_METHODS = ("exact", "expected-counts")
 #: The posterior scales ``--tune-scale`` tries without ``--scales`` (a log grid around Moses's default 1).
 DEFAULT_SCALES = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
@@ -60,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--weights", "-w", action="append", metavar="FILE", help="weights file (repeatable)")
     parser.add_argument("--format", choices=GRAPH_FORMATS, help="input format (default: detected)")
-    parser.add_argument("--method", choices=METHODS, default="kbest", help="decision rule (default: %(default)s)")
+    parser.add_argument("--method", choices=MBR_METHODS, default="kbest", help="decision rule (default: %(default)s)")
     parser.add_argument(
         "--scale",
         type=non_negative_float,
@@ -125,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     lattice.add_argument(
         "--posteriors",
-        choices=POSTERIOR_METHODS,
+        choices=MBR_POSTERIORS,
         default="exact",
         help="n-gram posteriors: exact (the probability that an n-gram occurs, as Tromble et al.) "
         "or expected-counts (the cheaper approximation); default: %(default)s",

@@ -50,6 +50,7 @@ from hypertune import compiled
 from hypertune.algorithms.expectations import inside_outside
 from hypertune.algorithms.intersect import NgramIntersection, intersect_ngrams
 from hypertune.algorithms.viterbi import viterbi
+from hypertune.choices import MBR_POSTERIORS
 from hypertune.errors import GraphError, InputError, UsageError
 from hypertune.hypergraph import Hypergraph, PackedGraphs
 from hypertune.mbr import _graph_kernels
@@ -75,7 +76,7 @@ __all__ = [
 ]
 
 PosteriorMethod = Literal["exact", "expected-counts"]
-POSTERIOR_METHODS: tuple[str, ...] = ("exact", "expected-counts")
+POSTERIOR_METHODS: tuple[str, ...] = MBR_POSTERIORS
 MOSES_P = 0.8
 """Moses's default unigram precision for lattice MBR (``-lmbr-p``)."""
 MOSES_R = 0.6
