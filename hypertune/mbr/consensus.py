@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hypertune.algorithms.kbest import LazyKBest
+from hypertune.algorithms.kbest import kbest_list
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, UsageError
 from hypertune.hypergraph import Hypergraph
@@ -121,17 +121,16 @@ def _decide(
 
 def _kbest_yields(hg: Hypergraph, weights: Weights, k: int, unique: bool) -> tuple[np.ndarray, np.ndarray]:
     """The word ids (sentence markers dropped) of the ``k`` best derivations, best first, flat with offsets."""
-    search = LazyKBest(hg, weights.edge_scores(hg), unique=unique)
-    yields = [hg.derivation_yield(d) for _, d in search.best(k)]
-    lengths = [len(y) for y in yields]
-    tokens = np.fromiter((i for y in yields for i in y), dtype=np.int64, count=sum(lengths))
+    found = kbest_list(hg, weights, k, unique)  # the yields as flat arrays, built in compiled code
+    tokens = np.asarray(found.words, dtype=np.int64)
+    lengths = np.diff(found.word_offsets)
     markers = sentence_marker_ids(hg.vocabulary)
     if markers.size:
         keep = ~np.isin(tokens, markers)
-        owner = np.repeat(np.arange(len(yields)), lengths)
+        owner = np.repeat(np.arange(len(found)), lengths)
         tokens = tokens[keep]
-        lengths = np.bincount(owner[keep], minlength=len(yields)).tolist()
-    return np.ascontiguousarray(tokens), offsets_from_counts(lengths)
+        lengths = np.bincount(owner[keep], minlength=len(found))
+    return np.ascontiguousarray(tokens), offsets_from_counts(lengths.tolist())
 
 
 def consensus_corpus(
