@@ -33,6 +33,7 @@ from hypertune.mbr import _kbest_kernels
 from hypertune.metrics import BleuMetric, ChrfMetric, Metric, TerMetric
 from hypertune.metrics.base import sentence_marker_ids, strip_sentence_marker_ids
 from hypertune.metrics.edit_rates import EditRateMetric, edit_stats
+from hypertune.metrics.sacrebleu_metrics import chrf_f_scores
 from hypertune.symbols import Vocabulary
 from hypertune.weights import Weights
 
@@ -214,33 +215,14 @@ def _chrf_utilities(metric: ChrfMetric, hyps: list[str]) -> np.ndarray:
 
 
 def _chrf_scores(totals: np.ndarray, matches: np.ndarray, beta: int, eps_smoothing: bool) -> np.ndarray:
-    """sacrebleu's ``CHRF._compute_f_score`` / 100 of every pair (hypothesis ``i``, reference ``j``) at once, the
-    same operations in the same order: ``totals[h, n]`` is hypothesis ``h``'s n-gram count of order ``n``,
-    ``matches[n, i, j]`` the pair's clipped matches. A hypothesis's count is 0 where the reference has none of that
-    order (``_get_match_statistics``)."""
-    eps, factor = 1e-16, beta**2
-    k, orders = totals.shape
-    score, avg_prec, avg_rec, effective = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for n in range(orders):
-            n_ref = np.broadcast_to(totals[None, :, n], (k, k))
-            n_hyp = np.where(n_ref > 0, totals[:, n, None], 0.0)
-            n_match = matches[n].astype(np.float64)
-            prec = np.where(n_hyp > 0, n_match / n_hyp, eps)
-            rec = np.where(n_ref > 0, n_match / n_ref, eps)
-            denom = factor * prec + rec
-            score += np.where(denom > 0, (1 + factor) * prec * rec / denom, eps)
-            both = (n_hyp > 0) & (n_ref > 0)
-            avg_prec += np.where(both, prec, 0.0)
-            avg_rec += np.where(both, rec, 0.0)
-            effective += both
-        if eps_smoothing:
-            return 100 * score / orders / 100.0
-        avg_prec = np.where(effective > 0, avg_prec / effective, 0.0)
-        avg_rec = np.where(effective > 0, avg_rec / effective, 0.0)
-        f = (1 + factor) * avg_prec * avg_rec
-        f = f / ((factor * avg_prec) + avg_rec)
-        return np.where(avg_prec + avg_rec != 0, 100 * f, 0.0) / 100.0
+    """sacrebleu's chrF / 100 of every pair (hypothesis ``i``, reference ``j``) at once
+    (:func:`~hypertune.metrics.sacrebleu_metrics.chrf_f_scores`): ``totals[h, n]`` is hypothesis ``h``'s n-gram
+    count of order ``n``, ``matches[n, i, j]`` the pair's clipped matches. A hypothesis's count is 0 where the
+    reference has none of that order (sacrebleu's ``_get_match_statistics``)."""
+    k = totals.shape[0]
+    n_ref = np.broadcast_to(totals[None, :, :], (k, k, totals.shape[1]))
+    n_hyp = np.where(n_ref > 0, totals[:, None, :], 0.0)
+    return chrf_f_scores(n_hyp, n_ref, np.moveaxis(matches, 0, -1), beta, eps_smoothing) / 100.0
 
 
 def _pair_stats(metric: Metric, hyps: list[str]) -> np.ndarray:
