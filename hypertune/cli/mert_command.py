@@ -86,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_envelope_options(parser)
     add_cluster_options(parser, shards_change_results=False)
     add_output_options(parser)
-    add_plot_option(parser, "BLEU per start point")
+    add_plot_option(parser, "the metric each start point reached (grid, random-search: the best so far)")
     parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "envelope_nbest", "plot"))
 
 

@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
     add_runs_option(parser, refused="minimum risk training draws nothing at random (its seed is only recorded)")
     add_cluster_options(parser)
     add_output_options(parser)
-    add_plot_option(parser, "BLEU and the objective per L-BFGS iteration")
+    add_plot_option(parser, "the metric and the tuned objective per L-BFGS iteration, annealing stages marked")
     parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "plot"))
 
 

@@ -90,7 +90,7 @@ def register_trainer(subparsers: Any, name: str, example: str, with_loss: bool) 
     add_runs_option(parser)
     add_cluster_options(parser)
     add_output_options(parser)
-    add_plot_option(parser, "BLEU and the loss per L-BFGS iteration")
+    add_plot_option(parser, "the loss and the metric per L-BFGS iteration (online: per epoch)")
     pro = {} if with_loss else {"loss": "pro"}  # pro's TrainOptions.loss, given as no flag
     parser.set_defaults(run=run_tuning_command, fit=fit, outputs=("out", "plot"), **pro)
 

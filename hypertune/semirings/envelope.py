@@ -15,6 +15,11 @@ On a k-best list (one edge per hypothesis into the goal) the inside value of the
 (2003) sweep over the hypotheses. The derivation half of each line is built left to right as in
 :class:`~hypertune.semirings.KBestSemiring`. The compiled kernel with the same result is
 :func:`hypertune.algorithms.envelope.envelope_inside`.
+
+The lines themselves commute (a Minkowski sum does not depend on the order of its operands); only the
+derivation trees, built in tail order, do not. :class:`CommutativeEnvelopeSemiring` keeps each line's edges
+as a multiset instead, so that outside runs: a line of α(v) holds the edges of the goal's derivation outside
+``v``, and a line of β(v) ⊗ α(v) the edges of a whole derivation through ``v``.
 """
 
 from __future__ import annotations
@@ -34,8 +39,11 @@ class Line(NamedTuple):
     left: float
     slope: float
     intercept: float
-    derivation: Derivation | None = None
+    derivation: Derivation | EdgeBag | None = None
 
+
+EdgeBag = tuple[int, ...]
+"""The edges of a derivation (or of the part of one outside a node) as a sorted tuple, repeats kept."""
 
 Envelope = tuple[Line, ...]
 
@@ -82,7 +90,7 @@ class EnvelopeSemiring(Semiring):
         left = -math.inf
         while True:
             x, y = a[i], b[j]
-            out.append(Line(left, x.slope + y.slope, x.intercept + y.intercept, _attach(x.derivation, y.derivation)))
+            out.append(Line(left, x.slope + y.slope, x.intercept + y.intercept, self.join(x.derivation, y.derivation)))
             next_a = a[i + 1].left if i + 1 < len(a) else math.inf
             next_b = b[j + 1].left if j + 1 < len(b) else math.inf
             if next_a == math.inf and next_b == math.inf:
@@ -93,6 +101,10 @@ class EnvelopeSemiring(Semiring):
             left = min(next_a, next_b)
             i += next_a == left
             j += next_b == left
+
+    def join(self, left: Any, right: Any) -> Any:
+        """The derivation of a sum of two lines: ``right`` attached as the next tail of ``left``'s tree."""
+        return _attach(left, right)
 
     def edge_value(self, edge: int, intercept: float, slope: float) -> Envelope:
         """The single line of edge ``edge``: ``w0·f_e + γ·d·f_e``."""
@@ -107,3 +119,21 @@ class EnvelopeSemiring(Semiring):
                 if not (u == v or math.isclose(u, v, rel_tol=tolerance, abs_tol=tolerance)):
                     return False
         return True
+
+
+class CommutativeEnvelopeSemiring(EnvelopeSemiring):
+    """The envelope semiring with each line's derivation kept as its multiset of edges (an :data:`EdgeBag`).
+    The union of multisets commutes, as the Minkowski sum of the lines does, so ⊗ is commutative and
+    outside runs (Goodman 1999); the lines are exactly :class:`EnvelopeSemiring`'s."""
+
+    commutative = True
+
+    def join(self, left: Any, right: Any) -> Any:
+        if left is None:
+            return right
+        if right is None:
+            return left
+        return tuple(sorted((*left, *right)))
+
+    def edge_value(self, edge: int, intercept: float, slope: float) -> Envelope:
+        return (Line(-math.inf, float(slope), float(intercept), (int(edge),)),)

@@ -1,9 +1,12 @@
 """``hypertune draw``: the DOT text is read back by a small parser and checked against the graph (every
-node, every hyperedge with an arrow per tail and one to its head, the best derivation in red, posteriors as
-labels); images need Graphviz and are checked only where it is installed."""
+node, every hyperedge with an arrow per tail and one to its head, tails numbered in order, the best derivation
+in red, posteriors and scores as labels, what is shown without weights); Graphviz images are checked only
+where it is installed (the builtin renderer: test_draw_layout.py)."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import shutil
 import subprocess
@@ -65,35 +68,71 @@ def test_posteriors_label_the_edges(tmp_path):
     posteriors = edge_posteriors(hg, read_weights(WEIGHTS))
     for e in range(hg.num_edges):
         label = next(a for s, _, a in edges if s == f"e{e}")
-        assert f"\\n{posteriors[e]:.3f}" in label
+        assert f"p {posteriors[e]:.3f}" in label
 
 
-def test_node_scores(tmp_path):
+def test_node_scores_are_named_log_inside(tmp_path):
     nodes, _ = parse_dot(draw(tmp_path, "--show", "inside"))
-    assert nodes["n4"].startswith('label="4 S (goal)\\ninside -2.23')
+    assert nodes["n4"].startswith('label="4 S (goal)\\nlog inside -2.23')
+    nodes, _ = parse_dot(draw(tmp_path, "--show", "outside"))
+    assert nodes["n4"].startswith('label="4 S (goal)\\nlog outside 0"')  # the goal's outside is the unit, log 1
 
 
-def test_large_graphs_need_pruning(shared, tmp_path, capsys):
-    forest = str(shared / "cdec" / "forests" / "training_dpmert_test_data_0.json.gz")
-    out = tmp_path / "big.dot"
-    assert main(["draw", forest, "-o", str(out)]) == 1
-    assert "add --prune N" in capsys.readouterr().err
-    weights = tmp_path / "w"
-    weights.write_text("WordPenalty 4.25\nLanguageModel -1.1165\nPhraseModel_0 -0.96\n")
-    assert main(["draw", forest, "--weights", str(weights), "--prune", "60", "-o", str(out)]) == 0
+def test_tail_order_is_numbered_as_the_file_lists_the_tails(tmp_path):
+    """Every edge with several tails numbers their arrows 1, 2, ... in the order of the fixture's JSON lists
+    (read here without hypertune: edge 7, "[2] [1]", has tails [1, 2] and so n1 is its 1 and n2 its 2)."""
+    spec = json.loads((FIXTURES / "toy-forest.json").read_text())
+    _, edges = parse_dot(draw(tmp_path))
+    for e, edge in enumerate(spec["edges"]):
+        into = [(s, re.search(r'headlabel="(\d+)"', a)) for s, t, a in edges if t == f"e{e}"]
+        if len(edge["tails"]) > 1:
+            assert [(s, m.group(1)) for s, m in into] == [(f"n{t}", str(i + 1)) for i, t in enumerate(edge["tails"])]
+        else:
+            assert all(m is None for _, m in into)
+
+
+def test_edges_show_their_rule_and_score(tmp_path):
+    _, edges = parse_dot(draw(tmp_path))
+    labels = {s: a for s, _, a in edges if s.startswith("e")}
+    # edge 0 "the": tm -0.4 * 1.0 + lm -1.0 * 0.5 = -0.9; edge 9 "[1] [2]": glue 1 * -0.2 (the fixture, by hand)
+    assert labels["e0"].startswith('label="the\\nw·f -0.9"')
+    assert labels["e9"].startswith('label="[1] [2]\\nw·f -0.2"')
+
+
+def test_without_weights_the_drawing_says_it_shows_structure_only(tmp_path, capsys):
+    out = tmp_path / "graph.dot"
+    assert main(["draw", FOREST, "-o", str(out)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "hypertune draw: warning: no --weights: every edge scores 0, so every derivation ties and none is marked; "
+        "the drawing shows structure only"
+    ]
+    nodes, edges = parse_dot(out.read_text())
+    assert not any("red" in a for a in nodes.values()) and not any("red" in a for _, _, a in edges)
+    assert not any("w·f" in a for _, _, a in edges)
+    assert "structure only" in out.read_text()
+    assert main(["draw", FOREST, "--show", "inside", "-o", str(out)]) == 0
+    assert "log of the node's number of derivations" in capsys.readouterr().err
     nodes, _ = parse_dot(out.read_text())
-    assert 0 < sum(name.startswith("e") for name in nodes) < 400
+    assert nodes["n4"].startswith(f'label="4 S (goal)\\nlog inside {math.log(27):.4g}')  # 27 derivations (README)
 
 
-def test_images_need_graphviz(tmp_path, capsys):
+def test_renderers(tmp_path, capsys):
+    """auto draws an image with dot where it is installed, else with the builtin renderer; graphviz without dot
+    and builtin into a .dot file are one-line usage errors."""
     out = tmp_path / "graph.svg"
-    code = main(["draw", FOREST, "-o", str(out)])
+    assert main(["draw", FOREST, "-w", WEIGHTS, "-o", str(out)]) == 0
+    assert out.read_text().lstrip().startswith(("<?xml", "<svg"))
+    code = main(["draw", FOREST, "-w", WEIGHTS, "--renderer", "graphviz", "-o", str(out)])
     if shutil.which("dot") is None:
-        assert code == 2 and "dot is not installed" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "dot is not installed; use --renderer builtin" in err
     else:
-        assert code == 0 and out.read_text().lstrip().startswith(("<?xml", "<svg"))
+        assert code == 0
         canon = subprocess.run(["dot", "-Tcanon"], input=draw(tmp_path), capture_output=True, text=True, check=True)
         assert "digraph" in canon.stdout
+    assert main(["draw", FOREST, "-w", WEIGHTS, "--renderer", "builtin", "-o", str(tmp_path / "g.dot")]) == 2
+    assert "builtin renderer draws .svg, .png or .pdf" in capsys.readouterr().err
 
 
 def test_unknown_extension_is_refused(tmp_path, capsys):

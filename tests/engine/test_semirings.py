@@ -30,7 +30,7 @@ from hypertune.semirings import (
     Semiring,
     TropicalSemiring,
 )
-from hypertune.semirings.envelope import EnvelopeSemiring, Line, upper_envelope
+from hypertune.semirings.envelope import CommutativeEnvelopeSemiring, EnvelopeSemiring, Line, upper_envelope
 
 small = st.floats(-5, 5, allow_nan=False)
 log_values = st.one_of(st.just(-math.inf), small)
@@ -66,6 +66,7 @@ SAMPLERS: dict[type[Semiring], Callable[[], tuple[Semiring, st.SearchStrategy]]]
         st.tuples(nonnegative, vector, vector, matrix),
     ),
     EnvelopeSemiring: lambda: (EnvelopeSemiring(), envelopes()),
+    CommutativeEnvelopeSemiring: lambda: (CommutativeEnvelopeSemiring(), envelopes()),
 }
 
 
