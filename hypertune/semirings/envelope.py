@@ -1,9 +1,10 @@
 """The envelope (convex-hull) semiring for exact MERT line search (Dyer 2013; Macherey et al. 2008;
 Kumar et al. 2009).
 
-Along a line ``w(γ) = w0 + γ·d`` a derivation with features ``h`` scores ``b + γ·m`` with ``b = w0·h``
-and ``m = d·h``. A value is an **upper envelope**: the lines that are best for some γ, sorted by slope,
-each with its left breakpoint (the first has ``-inf``) and a back-pointer to its derivation.
+Along a line ``w(γ) = w0 + γ·d`` a derivation with features ``h`` scores ``a + γ·b`` with intercept
+``a = w0·h`` and slope ``b = d·h`` (Neubig & Watanabe 2016, eq. 40). A value is an **upper envelope**: the
+lines that are best for some γ, sorted by slope, each with its left breakpoint (the first has ``-inf``) and
+a back-pointer to its derivation.
 
 * ``plus`` = the upper envelope of the union (a sweep over lines sorted by slope; parallel lines keep
   the larger intercept),

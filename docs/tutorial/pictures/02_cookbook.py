@@ -1,5 +1,6 @@
-"""Chapter 2's cookbook picture: the small forest, each node with its inside value in four semirings and the
-goal with its 3 best derivations; each edge with its score, the best derivation in red.
+"""Chapter 2's cookbook picture: the small forest with each node's inside value in all eight semirings of
+the cookbook (boolean, counting, real, log, tropical, expectation, envelope along lm at every node; the
+3 best derivations at the goal); each edge with its score and its lm value, the best derivation in red.
 
     python docs/tutorial/pictures/02_cookbook.py docs/tutorial/images/02-cookbook.svg
 
@@ -8,68 +9,105 @@ The places are set by hand for this five-node forest (leaves at the bottom, the 
 
 from __future__ import annotations
 
+import math
 import sys
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from hypertune.algorithms import inside, viterbi
-from hypertune.algorithms.semiring_values import named_semiring, show
+from hypertune.algorithms.semiring_values import named_semiring
 from hypertune.formats import read_graphs, read_weights
+from hypertune.weights import Weights
 
 FOREST = "docs/tutorial/data/01-forest.json"
 WEIGHTS = "docs/tutorial/data/01-forest.weights"
-ROWS = {"counting": "count", "real": "real", "log": "log", "tropical": "max"}  # semiring: its short name
-NODE_AT = {"kleine": (1.3, 1.55), "Haus": (3.3, 1.55), "das": (6.3, 1.55), "kleine Haus": (2.9, 4.0), "S": (5.2, 6.3)}
-BOX = (1.35, 1.0)  # a node's box, inches (the goal's is taller)
+DIRECTION = Weights({"lm": 1.0})  # the envelope's direction, as in the chapter's cookbook block
+NAMES = ["boolean", "counting", "real", "log", "tropical", "kbest:3", "expectation", "envelope"]
+WIDTH, HEIGHT = 11.0, 9.2  # the figure, inches
+NODE_AT = {"kleine": (1.6, 2.0), "Haus": (4.6, 2.0), "das": (9.3, 2.0), "kleine Haus": (3.0, 4.9), "S": (7.4, 7.6)}
+BOX_WIDTH, LINE_HEIGHT = 2.85, 0.14  # a node's box and one line of its text, inches
 DOT_AT = {  # each edge's dot, by target text and head
-    ("the", "das"): (6.3, 0.35),
-    ("small", "kleine"): (0.9, 0.35),
-    ("little", "kleine"): (1.8, 0.35),
-    ("house", "Haus"): (3.3, 0.35),
-    ("[1] [2]", "kleine Haus"): (1.7, 2.75),
-    ("[2] [1]", "kleine Haus"): (3.5, 2.75),
-    ("cottage", "kleine Haus"): (4.6, 2.75),
-    ("[1] [2]", "S"): (5.2, 4.85),
+    ("the", "das"): (9.3, 0.45),
+    ("small", "kleine"): (1.0, 0.45),
+    ("little", "kleine"): (2.2, 0.45),
+    ("house", "Haus"): (4.6, 0.45),
+    ("[1] [2]", "kleine Haus"): (1.9, 3.45),
+    ("[2] [1]", "kleine Haus"): (4.1, 3.45),
+    ("cottage", "kleine Haus"): (5.6, 3.45),
+    ("[1] [2]", "S"): (7.4, 6.3),
 }
+
+
+def number(x: float) -> str:
+    return "-inf" if x == -math.inf else f"{x:.6g}"
+
+
+def line_text(intercept: float, slope: float) -> str:
+    return f"{number(intercept)} {'-' if slope < 0 else '+'} {number(abs(slope))}γ"
+
+
+def node_text(forest: Any, v: int, columns: dict[str, list[Any]]) -> list[str]:
+    """The lines of node v's box: its name, then its value in each semiring."""
+    goal = v == forest.goal
+    lines = [f"{v} {forest.node_labels[v]}" + (" (goal)" if goal else "")]
+    lines.append(f"boolean {'true' if columns['boolean'][v] else 'false'}   counting {int(columns['counting'][v])}")
+    lines.append(f"real {number(columns['real'][v])}   log {number(columns['log'][v])}")
+    lines.append(f"tropical {number(columns['tropical'][v])}")
+    p, r = columns["expectation"][v]
+    names = forest.feature_space.names
+    lines.append(f"expectation ⟨{number(p)}, r⟩:")
+    lines.append("  r = " + ", ".join(f"{n} {number(x)}" for n, x in zip(names, r, strict=True)))
+    lines.append("envelope along lm:")
+    for x in columns["envelope"][v]:
+        words = f'  "{" ".join(forest.derivation_words(x.derivation))}"' if goal else ""
+        lines.append(f"  from {number(x.left)}: {line_text(x.intercept, x.slope)}{words}")
+    if goal:
+        lines.append("kbest:3:")
+        for score, derivation in columns["kbest:3"][v]:
+            lines.append(f"  {score:g}  {' '.join(forest.derivation_words(derivation))}")
+    return lines
 
 
 def main(path: str) -> None:
     forest = read_graphs(FOREST)[0]
     weights = read_weights(WEIGHTS)
     columns = {}
-    for name in [*ROWS, "kbest:3"]:
-        named = named_semiring(name, forest, weights)
+    for name in NAMES:
+        named = named_semiring(name, forest, weights, DIRECTION)
         columns[name] = inside(forest, named.semiring, named.values)
     best = set(viterbi(forest, weights).derivation.edges())
-    scores = weights.edge_scores(forest)
+    scores, lm = weights.edge_scores(forest), DIRECTION.edge_scores(forest)
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
         matplotlib.rcParams.update({"svg.hashsalt": "hypertune-tutorial", "svg.fonttype": "none"})
-        figure = Figure(figsize=(7.4, 7.9))
+        figure = Figure(figsize=(WIDTH, HEIGHT))
         axis = figure.add_axes((0.0, 0.0, 1.0, 1.0))
-        axis.set_xlim(0, 7.4)
-        axis.set_ylim(0, 7.9)
+        axis.set_xlim(0, WIDTH)
+        axis.set_ylim(0, HEIGHT)
         axis.set_axis_off()
-        axis.text(3.7, 7.75, "the small forest's inside values (chapter 2)", ha="center", va="top", fontsize=10)
+        axis.text(
+            0.2,
+            HEIGHT - 0.2,
+            "the small forest's inside values in eight semirings (chapter 2)\n"
+            "edge labels: target, score s = w·f and lm value (the envelope's edge line is s + γ·lm);\n"
+            "r = the expectation semiring's Σ exp(score)·f over the node's derivations",
+            ha="left",
+            va="top",
+            fontsize=9,
+        )
         boxes = {}
         for v in range(forest.num_nodes):
-            label = forest.node_labels[v]
-            lines = [f"{v} {label}" + (" (goal)" if v == forest.goal else "")]
-            lines += [f"{short} {show(columns[name][v])}" for name, short in ROWS.items()]
-            height = BOX[1]
-            if v == forest.goal:
-                derivations = columns["kbest:3"][v]
-                lines += ["3 best:"] + [f"{s:g} {' '.join(forest.derivation_words(d))}" for s, d in derivations]
-                height = 1.75
-            x, y = NODE_AT[label]
-            width = BOX[0] if v != forest.goal else 1.75
-            boxes[v] = (x, y, width, height)
+            lines = node_text(forest, v, columns)
+            x, y = NODE_AT[forest.node_labels[v]]
+            height = LINE_HEIGHT * len(lines) + 0.12
+            boxes[v] = (x, y, height)
             axis.add_patch(
                 FancyBboxPatch(
-                    (x - width / 2, y - height / 2),
-                    width,
+                    (x - BOX_WIDTH / 2, y - height / 2),
+                    BOX_WIDTH,
                     height,
                     boxstyle="round,pad=0,rounding_size=0.05",
                     facecolor="white",
@@ -78,15 +116,14 @@ def main(path: str) -> None:
                     zorder=3,
                 )
             )
-            axis.text(x, y, "\n".join(lines), ha="center", va="center", fontsize=8.5, zorder=4)
+            axis.text(x - BOX_WIDTH / 2 + 0.08, y, "\n".join(lines), ha="left", va="center", fontsize=8, zorder=4)
         for e in range(forest.num_edges):
             head = int(forest.head[e])
-            hx, hy, _, hheight = boxes[head]
+            hx, hy, hheight = boxes[head]
             dx, dy = DOT_AT[(forest.target_text(e), forest.node_labels[head])]
             color, width = ("red", 1.8) if e in best else ("black", 0.8)
-            tails = forest.edge_tails(e)
-            for i, t in enumerate(tails, start=1):
-                tx, ty, _, theight = boxes[int(t)]
+            for i, t in enumerate(forest.edge_tails(e), start=1):
+                tx, ty, theight = boxes[int(t)]
                 arrow = FancyArrowPatch(
                     (tx, ty + theight / 2), (dx, dy), arrowstyle="-|>", mutation_scale=8, shrinkA=0, shrinkB=3
                 )
@@ -101,8 +138,8 @@ def main(path: str) -> None:
             arrow.set(color=color, linewidth=width, zorder=1)
             axis.add_patch(arrow)
             axis.add_patch(Circle((dx, dy), 0.045, color=color, zorder=2))
-            axis.text(dx + 0.08, dy - 0.02, f"{forest.target_text(e)}\ns = {scores[e]:g}", fontsize=7.5, color=color,
-                      ha="left", va="top", zorder=2)  # fmt: skip
+            label = f"{forest.target_text(e)}\ns = {scores[e]:g}, lm {lm[e]:g}"
+            axis.text(dx + 0.08, dy - 0.02, label, fontsize=7.5, color=color, ha="left", va="top", zorder=2)
         figure.savefig(path, metadata={"Date": None} if path.endswith(".svg") else None)
 
 

@@ -36,6 +36,7 @@ START = "docs/tutorial/data/04-start.weights"
 REFERENCES = "docs/tutorial/data/04-corpus.ref"
 DIRECTION = Weights({"tm": 1.0})
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
 def goal_envelope(graph: Hypergraph) -> Envelope:
@@ -105,8 +106,9 @@ def lines_picture(path: str) -> None:
     draw_envelope(axes, envelope, xs)
     for k, line in enumerate(envelope[1:]):
         y = line.intercept + line.slope * line.left
-        shift = 0 if k == 0 else (-14 if k % 2 else 14)  # 3.333 and 3.75 are close: one left, one right
-        axes.annotate(f"{line.left:.4g}", (line.left, y), xytext=(shift, 8), textcoords="offset points", ha="center")
+        offset = (0, -18) if k == 1 else (8, 8)  # 3.333 and 3.75 are close: one below, one above
+        axes.annotate(f"{line.left:.4g}", (line.left, y), xytext=offset, textcoords="offset points",
+                      ha="center" if k == 1 else "left", bbox=LABEL_BOX)  # fmt: skip
     finish(axes, "eq. (42): a + γ·b for four candidates, and their upper envelope")
     save_figure(figure, path)
 
@@ -127,8 +129,8 @@ def sweep_picture(path: str, step: int) -> None:
     if step > 1:
         x = hull[-1].left
         axes.plot([x], [new.intercept + new.slope * x], "o", color="crimson", markersize=7, zorder=5)
-        axes.annotate(f"γ({name}) = {x:.4g}", (x, new.intercept + new.slope * x), xytext=(6, 8),
-                      textcoords="offset points", color="crimson")  # fmt: skip
+        axes.annotate(f"γ({name}) = {x:.4g}", (x, new.intercept + new.slope * x), xytext=(8, 12), ha="left",
+                      textcoords="offset points", color="crimson", bbox=LABEL_BOX)  # fmt: skip
     title = f"step {step}: {name}" + (" starts H at γ = −∞" if step == 1 else f" takes over at γ = {hull[-1].left:.4g}")
     finish(axes, title)
     save_figure(figure, path)
@@ -229,15 +231,15 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         raise SystemExit(__doc__)
     path = argv[0]
-    name = Path(path).name
-    sweep = re.fullmatch(r"04-sweep-(\d+)\.svg", name)
-    if name == "04-lines.svg":
+    name = Path(path).stem  # .svg for the chapter; .png works too
+    sweep = re.fullmatch(r"04-sweep-(\d+)", name)
+    if name == "04-lines":
         lines_picture(path)
     elif sweep:
         sweep_picture(path, int(sweep.group(1)))
-    elif name == "04-minkowski.svg":
+    elif name == "04-minkowski":
         minkowski_picture(path)
-    elif name == "04-surfaces.svg":
+    elif name == "04-surfaces":
         surfaces_picture(path)
     else:
         raise SystemExit(f"{path}: no such picture in chapter 4 (04-lines, 04-sweep-K, 04-minkowski, 04-surfaces)")
