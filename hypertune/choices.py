@@ -55,7 +55,7 @@ GAINS = ("background", "bleu+1", "linear", "moses", "nakov")
 
 # ---------------------------------------------------------------------- tuners
 #: MERT's search over directions (``tuners.mert``).
-MertOptimizer = Literal["coordinate", "cyclic", "powell", "random-directions", "random-search", "grid"]
+MertOptimizer = Literal["auto", "coordinate", "cyclic", "powell", "random-directions", "random-search", "grid"]
 MERT_OPTIMIZERS: tuple[MertOptimizer, ...] = get_args(MertOptimizer)
 #: MERT's plateau handling of a line search's error surface (Cer et al. 2008; ``tuners.linesearch``).
 Plateau = Literal["none", "average", "minimum"]

@@ -8,6 +8,9 @@ compiled envelope inside pass, one sentence per thread.
 
 Optimizers (``optimizer=``):
 
+* ``auto`` (the default) — ``coordinate`` on k-best lists (Moses's mert), ``cyclic`` on lattices and forests:
+  there a line search decodes every graph several times, and coordinate ascent's one move per round of
+  line searches costs about five times as many (docs/performance.md, "Lattice MERT's default").
 * ``coordinate`` — each round line-searches every unit direction of a free feature (and any random
   directions) from the current point and moves along the best one (what Moses and Z-MERT do; Moses
   calls it "powell").
@@ -333,6 +336,11 @@ def shard_used_features(shard: Shard, envelope: Envelope) -> np.ndarray:
     return _shard_searcher(shard, envelope).used_features()
 
 
+def shard_kbest(shard: Shard, envelope: Envelope) -> bool:
+    """Whether the shard's line searches sweep k-best lists (not graphs)."""
+    return bool(_shard_searcher(shard, envelope).kbest)
+
+
 class ShardedSearcher:
     """:class:`LineSearcher`'s interface over :class:`~hypertune.tuners.shards.Shards`: every shard computes
     its sentences' error surfaces (or model-best statistics) and the parts are merged in shard order
@@ -352,6 +360,11 @@ class ShardedSearcher:
         self.line_searches = 0
         self.envelope_sizes: list[int] = []
         self.traffic: list[int] = []  # bytes of surfaces received per line search
+
+    @property
+    def kbest(self) -> bool:
+        """Whether every shard sweeps k-best lists."""
+        return all(self.shards.map(shard_kbest, self.envelope))
 
     def surfaces(self, w0: np.ndarray, direction: np.ndarray) -> ErrorSurfaces:
         parts = self.shards.map(shard_surfaces, self.envelope, w0, direction)
@@ -456,6 +469,13 @@ class Mert:
         return _MertRun(self, ShardedSearcher(shards, self.envelope)).fit(init)
 
 
+def resolved_optimizer(optimizer: str, kbest: bool) -> str:
+    """The optimizer a run uses: ``auto`` is ``coordinate`` on k-best lists and ``cyclic`` on graphs."""
+    if optimizer != "auto":
+        return optimizer
+    return "coordinate" if kbest else "cyclic"
+
+
 class _MertRun:
     """One MERT fit: the options, the tuning set's line searcher, the free features and their bounds. A new
     run is made for every :meth:`Mert.fit`, so no run state stays on the tuner."""
@@ -466,6 +486,7 @@ class _MertRun:
         self._higher = searcher.metric.higher_is_better
         self._label = metric_label(searcher.metric)
         self._position = "start 1/1"
+        self._optimizer = resolved_optimizer(options.optimizer, searcher.kbest)
         names = searcher.feature_space.names
         self._free = self._free_features()
         self._low, self._high = self._bound_vectors(names)
@@ -492,7 +513,7 @@ class _MertRun:
         rng = np.random.default_rng(self.options.seed)
         before = self._searcher.score(init.vector(space))
         self._init, self._best_score = init, before
-        if self.options.optimizer in SEARCH_OPTIMIZERS:
+        if self._optimizer in SEARCH_OPTIMIZERS:
             best_w, history = self._search(start, names, rng)
             restart_scores: list[float] = []
         else:
@@ -592,11 +613,11 @@ class _MertRun:
         w = start.copy()
         score = self._searcher.score(w)
         self._offer(w, score)  # a random restart may start above every point so far
-        if self.options.optimizer == "powell":
+        if self._optimizer == "powell":
             return self._powell(w, score, rng)
         for _ in range(self.options.max_iterations):
             directions = self._round_directions(rng)
-            if self.options.optimizer == "coordinate":
+            if self._optimizer == "coordinate":
                 results = [(self.search(w, d), d) for d in directions]
                 result, direction = max(results, key=lambda item: item[0].score if self._higher else -item[0].score)
                 if not self._better(result.score, score):
@@ -649,8 +670,8 @@ class _MertRun:
         compiled); the best by :func:`~hypertune.metrics.better` wins, the first of equal ones (the start point
         first). History: the best score so far after the start point and after every block, ``iteration``
         counting the weight vectors scored."""
-        low, high = self._box(names, f"{self.options.optimizer} point")
-        if self.options.optimizer == "grid":
+        low, high = self._box(names, f"{self._optimizer} point")
+        if self._optimizer == "grid":
             total, blocks = self._grid(start, names, low, high)
         else:
             total, blocks = self.options.samples, self._samples(start, low, high, rng)
@@ -670,7 +691,7 @@ class _MertRun:
             if self.options.progress:
                 best = f"best {self._label} {100 * best_score:.2f}"
                 again = "\r" if done < total else ""  # the last keeps its line
-                self.options.progress(f"{again}{self.options.optimizer}: {done}/{total} weight vectors, {best}")
+                self.options.progress(f"{again}{self._optimizer}: {done}/{total} weight vectors, {best}")
         return best_w, history
 
     def _samples(
@@ -719,12 +740,12 @@ class _MertRun:
     def _round_directions(self, rng: np.random.Generator) -> list[np.ndarray]:
         width = len(self._low)
         directions = []
-        if self.options.optimizer != "random-directions":
+        if self._optimizer != "random-directions":
             for i in self._free:
                 d = np.zeros(width)
                 d[i] = 1.0
                 directions.append(d)
-        count = self.options.random_directions or (10 if self.options.optimizer == "random-directions" else 0)
+        count = self.options.random_directions or (10 if self._optimizer == "random-directions" else 0)
         for _ in range(count):
             d = np.zeros(width)
             d[self._free] = rng.standard_normal(self._free.size)

@@ -20,8 +20,9 @@ class MertOptions(TunerOptions):
     summary = "minimum error rate training (exact line search on k-best lists, lattices, forests)"
 
     optimizer: MertOptimizer = option(
-        "coordinate",
-        "line searches over directions, or random-search or grid without (default: coordinate)",
+        "auto",
+        "line searches over directions, or random-search or grid without (default auto: coordinate on k-best "
+        "lists, as Moses's mert; cyclic on lattices and forests, where a line search decodes every graph)",
         choices=MERT_OPTIMIZERS,
     )
     restarts: int = option(0, "random restarts besides the start point", kind="count")

@@ -32,6 +32,7 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import ErrorSurfaces, corpus_statistics, line_search
 from hypertune.tuners.mert import LineSearcher, Mert
+from hypertune.tuners.shards import LocalShards
 from hypertune.tuners.sentence_ids import merge_kbest
 from hypertune.weights import Weights
 
@@ -367,6 +368,30 @@ def test_lattice_mert_is_the_same_with_either_envelope_method():
     assert dict(runs[0].weights) == dict(runs[1].weights)
     with pytest.raises(UsageError, match="envelope"):
         LineSearcher(tuning_set, envelope="sweep")
+
+
+def test_the_default_optimizer_is_coordinate_on_kbest_lists_and_cyclic_on_graphs():
+    """``optimizer="auto"``: Moses's greedy coordinate ascent on k-best lists, cyclic coordinate ascent on
+    lattices (one process and sharded alike), move for move."""
+    lists = random_corpus(4, sentences=6)
+    init = Weights({"f0": 0.1, "f1": 0.1, "f2": 0.1})
+    default, coordinate = (Mert(optimizer=o, restarts=1, seed=1).fit(lists, init) for o in ("auto", "coordinate"))
+    assert Mert().optimizer == "auto"
+    assert dict(default.weights) == dict(coordinate.weights) and default.line_searches == coordinate.line_searches
+    space, vocabulary = FeatureSpace(), Vocabulary()
+    graphs = [
+        random_hypergraph(
+            150, lattice=True, num_features=4, vocabulary_size=10, seed=s, feature_space=space, vocabulary=vocabulary
+        )
+        for s in range(3)
+    ]
+    rng = np.random.default_rng(1)
+    refs = [[" ".join(rng.choice(vocabulary.words(range(len(vocabulary))), size=6))] for _ in graphs]
+    lattices = TuningSet(graphs, refs, BleuMetric(tokenize="none", smooth="plus1"))
+    init = Weights({name: 0.2 for name in space.names})
+    cyclic = Mert(optimizer="cyclic", n_jobs=1).fit(lattices, init)
+    for default in (Mert(n_jobs=1).fit(lattices, init), Mert().fit_shards(LocalShards(lattices, 2), init)):
+        assert dict(default.weights) == dict(cyclic.weights) and default.line_searches == cyclic.line_searches
 
 
 def surfaces(breakpoints, deltas, initial):
