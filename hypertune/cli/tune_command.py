@@ -554,6 +554,7 @@ def _test_score(args: argparse.Namespace, settings: Any, workdir: Any, iteration
         }
         command = expand(args.test_decoder, values)
         run_decoder(command, os.path.join(folder, "decoder.out"), os.path.join(folder, "decoder.log"), 0)
+        settings.decoder_config.finish_output(staging, name)  # e.g. Moses's extended search graph, named
         os.replace(staging, output)
     step = CommandStep(args.tuner, args.tuner_args, args.test_refs, None)
     return step.score([os.path.join(output, name)], os.path.join(folder, "weights"))

@@ -28,8 +28,12 @@ In the extended form ``transition`` is checked but not a feature. Zero values ar
 
 Checks (each an :class:`InputError` naming the line): every field is ``name=value`` of a known name; numbers
 are finite; ``back``, ``recombined`` and ``forward`` name hypotheses of the same sentence (``back`` a
-surviving one); ``stack(hyp) = stack(back) + covered words``; ``score = score(back) + transition`` (up to
-print rounding); a hypothesis is described once; a sentence's lines are contiguous and start with hyp=0.
+surviving one); ``stack(hyp) = stack(back) + covered words``; ``score = score(back) + transition`` up to the printed
+precision (:func:`half_unit`: half a unit in the last printed place of each of the three numbers, summed --
+Moses prints them rounded to three decimals -- plus single-precision rounding, since Moses computes the
+transition as a ``float`` difference; the start's score is not printed, so the first arc from it fixes it
+within its own two numbers' precision); a hypothesis is described once; a sentence's lines are contiguous and
+start with hyp=0.
 
 Graph: nodes are the start, the surviving hypotheses ordered by (stack, id) and the goal (node labels are
 the Moses ids, ``goal`` for the goal). ``sentence_id`` is the sentence id; ``source_covered`` gives per edge
@@ -60,6 +64,16 @@ ALLOWED = frozenset({*REQUIRED, "fscore", "recombined", "scores"})
 _KEY = re.compile(r"([A-Za-z]+)=")
 _SNIFF = re.compile(r"^\s*\d+\s+hyp=\d+\s+stack=\d+(\s|$)")
 _COVERED = re.compile(r"^(\d+)-(\d+)$")
+#: The relative rounding of a single-precision ``float`` (Moses's scores and their difference, the transition).
+FLOAT32_ROUNDING = 2.0**-24
+
+
+def half_unit(text: str) -> float:
+    """Half a unit in the last place of a printed number: how far the value it was rounded from may lie
+    (``-0.994`` -> 0.0005, ``12`` -> 0.5, ``1.5e-05`` -> 5e-07)."""
+    mantissa, _, exponent = text.strip().lower().partition("e")
+    _, point, decimals = mantissa.partition(".")
+    return 0.5 * 10.0 ** ((int(exponent) if exponent else 0) - (len(decimals) if point else 0))
 
 
 @dataclass
@@ -70,6 +84,8 @@ class _Line:
     back: int | None = None
     score: float = 0.0
     transition: float = 0.0
+    score_slack: float = 0.0  # half a unit in the last printed place of score= and of transition=
+    transition_slack: float = 0.0
     recombined: int | None = None
     forward: int | None = None
     covered: tuple[int, int] | None = None
@@ -196,6 +212,8 @@ class _Reader:
             score=parse_float(fields["score"], "score=", path, number),
             transition=parse_float(fields["transition"], "transition=", path, number),
             forward=parse_int(fields["forward"], "forward=", path, number, minimum=-1),
+            score_slack=half_unit(fields["score"]),
+            transition_slack=half_unit(fields["transition"]),
         )
         if "recombined" in fields:
             line.recombined = parse_int(fields["recombined"], "recombined=", path, number, minimum=1)
@@ -263,7 +281,7 @@ class _Reader:
     def check_back_links(self, sid: int, lines: list[_Line], survivors: dict, losers: dict) -> None:
         """``back`` names a surviving hypothesis one phrase earlier, ``score`` is its score plus
         ``transition``, and ``recombined`` names a survivor of the same stack."""
-        start_score: float | None = None
+        start: tuple[float, float] | None = None  # the start's score implied by its first arc, and its slack
         for line in lines:
             if line.hyp == 0:
                 continue
@@ -279,14 +297,19 @@ class _Reader:
                     f"{line.covered[0]}-{line.covered[1]} adds {width} word(s)",
                     line.number,
                 )
-            expected = back.score if line.back != 0 else start_score
             implied = line.score - line.transition
-            if expected is None:
-                start_score = implied
-            elif abs(implied - expected) > 1e-3 * max(1.0, abs(line.score), abs(expected)):
+            slack = line.score_slack + line.transition_slack
+            if line.back == 0 and start is None:
+                start = (implied, slack)
+            reference = start if line.back == 0 and start is not None else (back.score, back.score_slack)
+            expected, expected_slack = reference
+            rounding = FLOAT32_ROUNDING * (abs(line.score) + abs(line.transition) + abs(expected))
+            allowed = slack + expected_slack + rounding
+            if not abs(implied - expected) <= allowed:
                 raise self.fail(
                     f"score={line.score} is not the score of back={line.back} ({expected:g}) plus "
-                    f"transition={line.transition}",
+                    f"transition={line.transition}: off by {abs(implied - expected):.3g}, more than the printed "
+                    f"precision allows ({allowed:.3g})",
                     line.number,
                 )
             if line.recombined is not None:

@@ -327,6 +327,7 @@ class TuningLoop:
                     f"({workdir.iteration(i, 'decoder.log')} may say why)",
                     written,
                 )
+            settings.decoder_config.finish_output(staging, settings.output_name)  # Moses -osgx: named, cached
             with open(os.path.join(staging, "decode.json"), "w", encoding="utf-8") as handle:
                 json.dump({"seconds": seconds, "command": command}, handle)
             workdir.discard(f"iteration-{i:03d}", "scores")  # scores of an earlier decoding, if any, are void
