@@ -27,10 +27,9 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 
 from hypertune import interrupts
@@ -42,12 +41,13 @@ from hypertune.metrics import BleuMetric, Metric, better
 from hypertune.metrics.gains import gain_for, has_bleu_statistics, sentence_gains
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
+from hypertune.tuners.blas_threads import one_blas_thread
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.finishing import finish_weights, keeps_start
 from hypertune.tuners.kbest_lists import as_kbest_lists
+from hypertune.tuners.lbfgsb import minimize_lbfgsb
 from hypertune.tuners.minrisk_options import Annealing, MinRiskOptions
 from hypertune.tuners.model_best import ModelBest
-from hypertune.tuners.ngram_edges import NgramEdges
 from hypertune.tuners.objectives import (
     ExpectedBleu,
     ExpectedGain,
@@ -59,6 +59,9 @@ from hypertune.tuners.objectives import (
 from hypertune.tuners.owlqn import minimize_owlqn
 from hypertune.tuners.shards import LocalShards, Shard, Shards, ordered_sum
 from hypertune.weights import Weights
+
+if TYPE_CHECKING:
+    from hypertune.tuners.ngram_edges import NgramEdges
 
 
 @dataclass(frozen=True)
@@ -172,14 +175,17 @@ class MinRisk:
 
     def evaluate(self, tuning_set: TuningSet | Shards, weights: Weights) -> Evaluation:
         """The objective, the entropy and their gradients at ``weights`` (γ = ``scale``), no training."""
-        problem = RiskProblem(self, tuning_set, weights)
-        return problem.evaluation(problem.start, self.options.scale)
+        with one_blas_thread():
+            problem = RiskProblem(self, tuning_set, weights)
+            return problem.evaluation(problem.start, self.options.scale)
 
     def fit(self, tuning_set: TuningSet | Shards, init: Weights) -> MinRiskResult:
         """Train from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.shards.LocalShards` or
         a cluster's): every shard computes its partial totals and gradient and they are summed in shard order,
-        so runs with the same number of shards are bit-identical wherever the shards are."""
-        return RiskProblem(self, tuning_set, init).fit()
+        so runs with the same number of shards are bit-identical wherever the shards are. BLAS runs on one thread
+        (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not depend on the core count."""
+        with one_blas_thread():
+            return RiskProblem(self, tuning_set, init).fit()
 
     def problem(self, tuning_set: TuningSet | Shards, init: Weights) -> RiskProblem:
         """The prepared objective (search spaces split or extracted once), for calling
@@ -398,16 +404,9 @@ class RiskProblem:
                                    callback=record)  # fmt: skip
             return unpack(found.x)
         bounds = self._bounds() + ([(1e-6, None)] if optimize_scale else [])
-        found = scipy.optimize.minimize(
-            function,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            callback=record,
-            options={"maxiter": self.options.iterations, "ftol": self.options.tolerance},
-        )
-        return unpack(found.x)
+        x, _ = minimize_lbfgsb(function, x0, iterations=self.options.iterations, ftol=self.options.tolerance,
+                               bounds=bounds, callback=record)  # fmt: skip
+        return unpack(x)
 
     def _bounds(self) -> list[tuple[float | None, float | None]]:
         out: list[tuple[float | None, float | None]] = []
@@ -441,11 +440,9 @@ class RiskShardSummary:
 class _RiskShard:
     """A shard's prepared search spaces and the last inside-outside pass (reused by the gradient call)."""
 
-    def __init__(
-        self, tuning_set: TuningSet, options: MinRiskOptions, start: np.ndarray, precisions: tuple | None
-    ) -> None:
-        self.model_best = ModelBest(tuning_set)
-        self.space = _prepare(tuning_set, options, start, self.model_best, precisions)
+    def __init__(self, shard: Shard, options: MinRiskOptions, start: np.ndarray, precisions: tuple | None) -> None:
+        self.model_best = _model_best(shard)
+        self.space = _prepare(shard.tuning_set, options, start, self.model_best, precisions)
         self.last: tuple[bytes, float, np.ndarray, InsideOutside] | None = None
 
     def pass_at(self, w: np.ndarray, gamma: float) -> tuple[np.ndarray, InsideOutside]:
@@ -460,7 +457,7 @@ def risk_shard_prepare(
     shard: Shard, key: str, options: MinRiskOptions, start: np.ndarray, precisions: tuple[float, float] | None
 ) -> RiskShardSummary:
     """Prepare the shard's search spaces under ``start`` and keep them; report its summary."""
-    prepared = shard.state[key] = _RiskShard(shard.tuning_set, options, start, precisions)
+    prepared = shard.state[key] = _RiskShard(shard, options, start, precisions)
     space = prepared.space
     used = np.zeros(space.features.shape[1], dtype=bool)
     used[np.unique(space.features.indices)] = True
@@ -496,10 +493,15 @@ def risk_shard_gradient(
 
 def risk_shard_best_rows(shard: Shard, w: np.ndarray) -> np.ndarray:
     """A shard's sentences' statistics of their model-best translations under ``w``."""
+    return _model_best(shard).stats(w)
+
+
+def _model_best(shard: Shard) -> ModelBest:
+    """The shard's :class:`ModelBest`, packed once for the preparation and every later metric."""
     model_best = shard.state.get("minrisk:model-best")
     if model_best is None:
         model_best = shard.state["minrisk:model-best"] = ModelBest(shard.tuning_set)
-    return model_best.stats(w)
+    return model_best
 
 
 def _combined_objective(first: Objective, parts: list[RiskShardSummary]) -> Objective:
@@ -671,12 +673,19 @@ def _linear_bleu_space(
             graphs.append(hg)
             sources.append((hg, None))
         else:
-            split = NgramEdges.of(tuning_set, s, order)
+            split = _ngram_edges(tuning_set, s, order)
             gain = split.counts[:, 0] * theta[0] + split.unclipped_matches() @ theta[1:]
             graphs.append(split.graph)
             sources.append((hg, split.origin))
         gains.append(gain)
     return _space(graphs, sources, np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
+
+
+def _ngram_edges(tuning_set: TuningSet, sentence: int, order: int) -> NgramEdges:
+    """Sentence ``sentence``'s graph split by n-gram state (imported here: k-best lists never need it)."""
+    from hypertune.tuners.ngram_edges import NgramEdges
+
+    return NgramEdges.of(tuning_set, sentence, order)
 
 
 def _xbleu_space(tuning_set: TuningSet, options: MinRiskOptions, best: np.ndarray, order: int) -> _Space:
@@ -693,7 +702,7 @@ def _xbleu_space(tuning_set: TuningSet, options: MinRiskOptions, best: np.ndarra
             graphs.append(hg)
             sources.append((hg, None))
         else:
-            split = NgramEdges.of(tuning_set, s, order)
+            split = _ngram_edges(tuning_set, s, order)
             block = np.zeros((split.graph.num_edges, 2 * order + 1))
             block[:, 1 : 2 * order : 2] = split.counts
             block[split.goal_edges(), 2 * order] = best[s, 2 * order]

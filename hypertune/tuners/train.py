@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from hypertune import interrupts
 from hypertune.metrics import better
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
+from hypertune.tuners.blas_threads import one_blas_thread
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.finishing import finish_weights, keeps_start
 from hypertune.tuners.kbest_candidates import kbest_candidates
+from hypertune.tuners.lbfgsb import minimize_lbfgsb
 from hypertune.tuners.losses import Candidates, make_loss
 from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.owlqn import minimize_owlqn
@@ -80,7 +81,13 @@ class Trainer:
         """Minimize the loss from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.shards.Shards`):
         every shard draws its candidates' random choices from its own generator (``seed`` alone for one
         shard, as a plain tuning set; ``[seed, shard]`` otherwise) and returns its loss and gradient, summed in
-        shard order, so runs with the same number of shards are bit-identical wherever the shards are."""
+        shard order, so runs with the same number of shards are bit-identical wherever the shards are. BLAS runs on
+        one thread (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not depend on the core
+        count."""
+        with one_blas_thread():
+            return self._fit(tuning_set, init)
+
+    def _fit(self, tuning_set: TuningSet | Shards, init: Weights) -> TrainResult:
         started = time.perf_counter()
         options = self.options
         shards = LocalShards(tuning_set) if isinstance(tuning_set, TuningSet) else tuning_set
@@ -96,13 +103,20 @@ class Trainer:
         def metric(w: np.ndarray) -> float:
             return float(shards.metric.score(np.vstack(shards.map(train_shard_best_rows, w)).sum(axis=0)))
 
+        last: dict[bytes, tuple[float, np.ndarray]] = {}  # the latest evaluation: the point the callback accepts
+
         def function(w: np.ndarray) -> tuple[float, np.ndarray]:
-            interrupts.check()  # a safe point: every evaluation of the loss
-            parts = shards.map(train_shard_value, key, w)
-            value, gradient = parts[0]
-            for more, more_gradient in parts[1:]:
-                value, gradient = value + more, gradient + more_gradient
-            return value + 0.5 * l2 * float(w @ w), gradient + l2 * w
+            key_w = w.tobytes()
+            if key_w not in last:
+                interrupts.check()  # a safe point: every evaluation of the loss
+                parts = shards.map(train_shard_value, key, w)
+                value, gradient = parts[0]
+                for more, more_gradient in parts[1:]:
+                    value, gradient = value + more, gradient + more_gradient
+                last.clear()
+                last[key_w] = (value + 0.5 * l2 * float(w @ w), gradient + l2 * w)
+            value, gradient = last[key_w]
+            return value, gradient.copy()
 
         history: list[Iteration] = []
         higher = shards.metric.higher_is_better
@@ -131,11 +145,10 @@ class Trainer:
         before = function(start)[0] + l1 * float(np.abs(start).sum())
         if options.chosen_optimizer == "owlqn":
             found = minimize_owlqn(function, start, l1, options.iterations, callback=record)
+            x, loss_after = found.x, float(found.fun)
         else:
-            found = scipy.optimize.minimize(
-                function, start, jac=True, method="L-BFGS-B", callback=record, options={"maxiter": options.iterations}
-            )
-        weights = written(found.x)
+            x, loss_after = minimize_lbfgsb(function, start, iterations=options.iterations, callback=record)
+        weights = written(x)
         score_after = metric(weights.vector(space, len(names)))
         kept = keeps_start(score_before, score_after, higher)
         if kept:
@@ -151,7 +164,7 @@ class Trainer:
             higher_is_better=shards.metric.higher_is_better,
             loss=loss.name,
             loss_before=before,
-            loss_after=float(found.fun),
+            loss_after=loss_after,
             pairs=sum(pairs),
             kept_start=kept,
         )
