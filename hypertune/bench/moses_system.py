@@ -511,6 +511,7 @@ class Bench:
             with open(out + ".partial", "wb") as handle, open(out + ".log", "wb") as log:
                 status = subprocess.run(command, stdout=handle, stderr=log, check=False).returncode
             if status != 0:
+                os.remove(out + ".partial")
                 raise RunFailed(f"{out}.log: moses failed with exit status {status} on the test set")
             os.replace(out + ".partial", out)
         return self.bleu(out, "test")

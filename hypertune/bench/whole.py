@@ -95,7 +95,8 @@ def measure(step: Step, cwd: str | None = None, env: dict[str, str] | None = Non
     if code != 0 or len(figures) != 3:
         raise RuntimeError(f"{' '.join(step.argv)} exited with {code}: {text.strip()[-1500:]}")
     wall, user, peak_kib = (float(x) for x in figures)
-    return Usage(wall, user, peak_kib / 1024.0), text  # ru_maxrss is in KiB on Linux
+    peak_mb = peak_kib / (1024.0 * 1024.0) if sys.platform == "darwin" else peak_kib / 1024.0  # bytes on macOS
+    return Usage(wall, user, peak_mb), text
 
 
 # ---------------------------------------------------------------------- rows
@@ -596,13 +597,19 @@ def run_rows(
         result = Result(row.work, row.anchor_name, note=row.note)
         outputs = {"anchor": "", "hypertune": ""}
         runs = min(repeat, row.runs or repeat)
-        for attempt in range(runs):
-            say(f"{row.work}: run {attempt + 1} of {runs}")
-            if anchor is not None:
-                usage, outputs["anchor"] = _run_side(anchor)
-                result.anchor_runs.append(usage)
-            usage, outputs["hypertune"] = _run_side(row.hypertune)
-            result.hypertune_runs.append(usage)
+        try:
+            for attempt in range(runs):
+                say(f"{row.work}: run {attempt + 1} of {runs}")
+                if anchor is not None:
+                    usage, outputs["anchor"] = _run_side(anchor)
+                    result.anchor_runs.append(usage)
+                usage, outputs["hypertune"] = _run_side(row.hypertune)
+                result.hypertune_runs.append(usage)
+        except RuntimeError as error:  # a command failed: the row says so, the other rows still run
+            result.note = "; ".join(filter(None, [result.note, f"failed: {str(error).splitlines()[0][:300]}"]))
+            say(f"{row.work}: {result.note}")
+            results.append(result)
+            continue
         try:
             if anchor is not None:
                 result.anchor_bleu = _side_bleu(anchor, outputs["anchor"], row.scorer)

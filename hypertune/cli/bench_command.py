@@ -172,8 +172,9 @@ def _whole(args: argparse.Namespace) -> int:
     """``--suite whole`` (hypertune.bench.whole): the table of whole commands beside the C++ tools."""
     from hypertune.bench.whole import header, markdown, payload, run_whole
 
-    if not os.path.isdir(os.path.join(args.shared, "data")):
-        raise UsageError(f"--suite whole needs the shared reference data: no {args.shared}/data")
+    for needed in ("data", os.path.join("tools", "make_bench.py")):
+        if not os.path.exists(os.path.join(args.shared, needed)):
+            raise UsageError(f"--suite whole needs the shared reference folder: no {os.path.join(args.shared, needed)}")
     anchors = [os.path.abspath(folder) for folder in args.anchors]
     say = lambda message: _say(args, f"whole: {message}")  # noqa: E731
     found = run_whole(os.path.abspath(args.shared), os.path.abspath(args.workdir), anchors, args.repeat, say)

@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     from hypertune.tuners.linesearch import line_search
     from hypertune.tuners.mert import LineSearcher
 
+    given = [name for name, value in (("--range", args.range), ("--sentence", args.sentence)) if value is not None]
+    if given and not args.plot:
+        raise UsageError(f"{' and '.join(given)} choose what --plot draws; without --plot nothing is drawn")
     if args.range is not None and not (math.isfinite(args.range[0]) and args.range[0] < args.range[1] < math.inf):
         raise UsageError(f"--range LO HI needs finite LO < HI, got {args.range[0]:g} {args.range[1]:g}")
     tuning_set = load_tuning_set(args)

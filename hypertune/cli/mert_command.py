@@ -194,4 +194,4 @@ def _searched(args: argparse.Namespace, result: Any) -> str:
 
     if args.optimizer in SEARCH_OPTIMIZERS:
         return f"{args.optimizer}, {result.history[-1].iteration if result.history else 0} weight vectors scored"
-    return f"{len(result.history)} start points, {result.line_searches} line searches"
+    return f"{result.optimizer}: {len(result.history)} start points, {result.line_searches} line searches"

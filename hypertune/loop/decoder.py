@@ -242,6 +242,12 @@ class DecoderConfig:
 
         if detect_format(path).name != moses_searchgraph.FORMAT.name:
             return
+        if not names:
+            raise InputError(
+                "no [feature] section names the dense values of Moses's extended search graph: an old-format "
+                "moses.ini ([weight-X] sections only) cannot name them; convert it to the [feature]/[weight] form",
+                self.source or self.name,
+            )
         space = FeatureSpace()
         graphs = moses_searchgraph.read(path, space, Vocabulary(), names)
         if moses_searchgraph.TRANSITION in space:

@@ -401,6 +401,8 @@ class MertResult(TuningResult):
 
     line_searches: int = 0
     restart_scores: list[float] = field(default_factory=list)
+    #: The optimizer that ran (``auto`` resolved: ``coordinate`` on k-best lists, ``cyclic`` on graphs).
+    optimizer: str = ""
     envelope_derivations: list[list[tuple[list[str], dict[str, float]]]] | None = field(
         default=None, metadata={"json": False}
     )
@@ -541,6 +543,7 @@ class _MertRun:
             line_searches=self._searcher.line_searches,
             higher_is_better=self._higher,
             restart_scores=restart_scores,
+            optimizer=self._optimizer,
             envelope_derivations=collected,
             kept_start=kept,
             start_feasible=feasible,

@@ -183,7 +183,8 @@ class MinRisk:
         """Train from ``init``. ``tuning_set`` may be sharded (:class:`~hypertune.tuners.shards.LocalShards` or
         a cluster's): every shard computes its partial totals and gradient and they are summed in shard order,
         so runs with the same number of shards are bit-identical wherever the shards are. BLAS runs on one thread
-        (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not depend on the core count."""
+        in this process (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not depend on the
+        core count (a Dask worker's BLAS keeps its own setting: dask's nanny starts workers with one thread)."""
         with one_blas_thread():
             return RiskProblem(self, tuning_set, init).fit()
 

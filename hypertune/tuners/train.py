@@ -82,8 +82,9 @@ class Trainer:
         every shard draws its candidates' random choices from its own generator (``seed`` alone for one
         shard, as a plain tuning set; ``[seed, shard]`` otherwise) and returns its loss and gradient, summed in
         shard order, so runs with the same number of shards are bit-identical wherever the shards are. BLAS runs on
-        one thread (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not depend on the core
-        count."""
+        one thread in this process (:func:`~hypertune.tuners.blas_threads.one_blas_thread`): the results do not
+        depend on the core count (a Dask worker's BLAS keeps its own setting: dask's nanny starts workers with one
+        thread)."""
         with one_blas_thread():
             return self._fit(tuning_set, init)
 

@@ -163,6 +163,7 @@ def test_markdown_tables() -> None:
     assert "| mert-moses.pl MERT, 100-best | hypertune MERT, 100-best | 3 | 40.10 | 41.00 ± 0.50 | 0.012 | - |" in text
 
 
+@pytest.mark.slow
 def test_megam_stand_in_minimizes_the_regularized_logistic_loss(tmp_path: Path) -> None:
     """PRO's pairs as mert-moses.pl writes them; the optimum is checked by another method (Nelder-Mead on the
     objective written here, no gradient) and by the sign of the data's one separating feature."""

@@ -26,6 +26,7 @@ from hypertune.bench.whole import (
 PYTHON = sys.executable
 
 
+@pytest.mark.slow
 def test_measure_reports_the_child_alone_and_its_peak_memory() -> None:
     """A child that holds 300 MiB has a peak of at least that; ``python -c pass`` has far less, even while this
     process holds 400 MiB (Linux keeps the peak of a process that calls exec: a direct child would report it)."""

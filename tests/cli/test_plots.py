@@ -265,6 +265,12 @@ def test_bad_plot_options_are_one_line(options, message, tmp_path, capsys):
     assert not (tmp_path / "x.svg").exists()
 
 
+def test_plot_options_without_plot_are_refused(capsys):
+    assert main([*SEARCH, "--range", "-1", "1", "--sentence", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--range and --sentence choose what --plot draws; without --plot nothing is drawn" in err
+
+
 def test_default_range_on_cdec_forests_shows_the_optimum(shared, tmp_path, caught, capsys):
     """cdec's lo_test (weights of ../shared's README): the optimum at γ = -7.31 lies in [-8.19, -6.44), while
     the envelopes' outer breakpoints lie near ±10⁶; the default range is around the optimum and the start."""

@@ -47,6 +47,8 @@ def test_one_thread_inside_and_the_count_back_after():
 
 def test_the_count_comes_back_after_an_error():
     before = openblas_thread_counts()
+    if not before:
+        pytest.skip("no OpenBLAS loaded (numpy and scipy built with another BLAS, or no /proc)")
     with pytest.raises(ZeroDivisionError), one_blas_thread():
         _ = 1 / 0
     assert openblas_thread_counts() == before

@@ -78,6 +78,7 @@ def test_same_numbers_as_scipy_minimize(function, x0, iterations, ftol, bounds, 
     assert all(a.tobytes() == b.tobytes() for a, b in zip(points, want_points, strict=True))
 
 
+@pytest.mark.slow
 def test_minimum_risk_and_training_do_not_import_scipy_optimize():
     """The tuners' modules and a PRO fit on the fixture n-best list leave scipy.optimize unloaded (0.15 s of
     CPU and 28 MB of a whole command)."""

@@ -32,8 +32,8 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.linesearch import ErrorSurfaces, corpus_statistics, line_search
 from hypertune.tuners.mert import LineSearcher, Mert
-from hypertune.tuners.shards import LocalShards
 from hypertune.tuners.sentence_ids import merge_kbest
+from hypertune.tuners.shards import LocalShards
 from hypertune.weights import Weights
 
 directions = st.builds(
@@ -390,6 +390,7 @@ def test_the_default_optimizer_is_coordinate_on_kbest_lists_and_cyclic_on_graphs
     lattices = TuningSet(graphs, refs, BleuMetric(tokenize="none", smooth="plus1"))
     init = Weights({name: 0.2 for name in space.names})
     cyclic = Mert(optimizer="cyclic", n_jobs=1).fit(lattices, init)
+    assert Mert(optimizer="coordinate", n_jobs=1).fit(lattices, init).line_searches != cyclic.line_searches
     for default in (Mert(n_jobs=1).fit(lattices, init), Mert().fit_shards(LocalShards(lattices, 2), init)):
         assert dict(default.weights) == dict(cyclic.weights) and default.line_searches == cyclic.line_searches
 
