@@ -621,22 +621,37 @@ class _MertRun:
         for _ in range(self.options.max_iterations):
             directions = self._round_directions(rng)
             if self._optimizer == "coordinate":
-                results = [(self.search(w, d), d) for d in directions]
-                result, direction = max(results, key=lambda item: item[0].score if self._higher else -item[0].score)
-                if not self._better(result.score, score):
+                results = [(self.search(w, d), d) for d in directions]  # the best first, the first of equal ones
+                results.sort(key=lambda item: -item[0].score if self._higher else item[0].score)
+                moved = next(filter(None, (self._move(w, score, r, d) for r, d in results)), None)
+                if moved is None:
                     break
-                w, score = w + result.gamma * direction, result.score
+                w, score = moved
                 self._offer(w, score)
             else:
                 improved = False
                 for d in directions:
-                    result = self.search(w, d)
-                    if self._better(result.score, score):
-                        w, score, improved = w + result.gamma * d, result.score, True
+                    moved = self._move(w, score, self.search(w, d), d)
+                    if moved is not None:
+                        (w, score), improved = moved, True
                         self._offer(w, score)
                 if not improved:
                     break
         return w, score
+
+    def _move(
+        self, w: np.ndarray, score: float, result: LineSearchResult, direction: np.ndarray
+    ) -> tuple[np.ndarray, float] | None:
+        """The point a line search chose and its score, if better than ``score`` once reranked there. Where
+        several lines meet in one point, rounding can leave an interval a few ulps wide whose 1-best is no
+        weight vector's: its step is not taken (None). Otherwise the line search's own score is kept."""
+        if not self._better(result.score, score):
+            return None
+        moved = w + result.gamma * direction
+        actual = self._searcher.score(moved)
+        if math.isclose(actual, result.score, rel_tol=1e-12, abs_tol=1e-15):
+            return moved, result.score
+        return (moved, actual) if self._better(actual, score) else None
 
     def _powell(self, w: np.ndarray, score: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         directions = self._round_directions(rng)
@@ -644,12 +659,12 @@ class _MertRun:
             origin, origin_score = w.copy(), score
             largest_gain, largest = 0.0, 0
             for k, d in enumerate(directions):
-                result = self.search(w, d)
-                if self._better(result.score, score):
-                    gain = abs(result.score - score)
+                moved = self._move(w, score, self.search(w, d), d)
+                if moved is not None:
+                    gain = abs(moved[1] - score)
                     if gain > largest_gain:
                         largest_gain, largest = gain, k
-                    w, score = w + result.gamma * d, result.score
+                    w, score = moved
                     self._offer(w, score)
             if not self._better(score, origin_score):
                 break
@@ -657,9 +672,9 @@ class _MertRun:
             norm = np.linalg.norm(displacement)
             if norm > 0:
                 displacement /= norm
-                result = self.search(w, displacement)
-                if self._better(result.score, score):
-                    w, score = w + result.gamma * displacement, result.score
+                moved = self._move(w, score, self.search(w, displacement), displacement)
+                if moved is not None:
+                    w, score = moved
                     self._offer(w, score)
                 directions[largest] = displacement
         return w, score

@@ -120,6 +120,23 @@ def test_mert_along_one_feature_reaches_the_brute_force_best(lists, start, colum
     assert lists.mean_score(written) == pytest.approx(result.score_after, abs=1e-12)
 
 
+def test_mert_does_not_step_into_an_interval_rounding_made():
+    """Worked by hand (found by the test above): sentence 1's lines along f1 from w = (0.5, 0) are h0 = 1,
+    h1 = 0.5 - γ, h2 = -2γ, all three meeting at γ = -0.5; for γ < -0.5 h2 wins (score -0.25, mean -0.125). From
+    there a second search meets the three again in one point, and rounding left an interval a few ulps wide
+    where h1 (score 0) seemed best: MERT stepped into it, rescored -0.25 at the step and kept its start."""
+    lists = ScoredLists(
+        features=[np.array([[0.0, 0], [0, 0], [0, -1], [2, 2]]), np.array([[2.0, 0], [1, -1], [0, -2], [0, 0]])],
+        scores=[{"comet": np.zeros(4)}, {"comet": np.array([-0.5, 0.0, -0.25, 0.0])}],
+        texts=[["s0 h0", "s0 h1", "s0 h2", "s0 h3"], ["s1 h0", "s1 h1", "s1 h2", "s1 h3"]],
+    )
+    init = Weights({"f0": 0.5, "f1": 0.0})
+    for optimizer in ("coordinate", "cyclic", "powell"):
+        result = Mert(optimizer=optimizer, features=("f1",), normalize="none", n_jobs=1).fit(lists.tuning_set(), init)
+        assert (result.score_before, result.score_after) == (-0.25, -0.125), optimizer
+        assert result.weights["f1"] < -0.5 and not result.kept_start
+
+
 # ---------------------------------------------------------------------- every tuner: score_after is real
 TUNERS = {
     "mert": lambda: Mert(restarts=2, seed=3, n_jobs=1),
