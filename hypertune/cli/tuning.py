@@ -8,7 +8,7 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -17,10 +17,10 @@ from hypertune.choices import BLEU_METRICS
 from hypertune.cli.common import emit, percent, show_progress, write_or_print
 from hypertune.errors import HypertuneError, InputError, UsageError
 from hypertune.formats import read_graphs, read_references, read_weights
-from hypertune.formats.extractor import read_featstat, sibling
+from hypertune.formats.extractor import read_featstat, read_featstat_input, sibling
 from hypertune.formats.input_cache import InputCache, Reader, cache_folder
 from hypertune.formats.io import read_head, read_text, require_rereadable
-from hypertune.formats.nbest import feature_order, read_zmert
+from hypertune.formats.nbest import feature_order, read_nbest_input, read_zmert
 from hypertune.formats.registry import SentenceIds, corpus_files, describe_sentence_ids
 from hypertune.formats.weights import (
     check_round_trip,
@@ -34,7 +34,7 @@ from hypertune.metrics import Metric, get_metric, parse_metric
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.base import TuningResult, metric_label
 from hypertune.tuners.base import metric_key as base_metric_key
-from hypertune.tuners.corpus import TuningSet
+from hypertune.tuners.corpus import TuningSet, has_statistics
 from hypertune.tuners.pruning import prune_tuning_set
 from hypertune.tuners.shards import LocalShards, Shards, shard_costs, shard_ranges
 from hypertune.weights import Weights, check_feature_names
@@ -130,7 +130,7 @@ def build_metric(args: argparse.Namespace, vocabulary: Vocabulary) -> Metric:
     return parse_metric(spec, bleu_options)  # an interpolation's BLEU takes the BLEU options too
 
 
-def load_graphs(args: argparse.Namespace) -> tuple[list, SentenceIds]:
+def load_graphs(args: argparse.Namespace) -> tuple[Sequence[Hypergraph], SentenceIds]:
     """Every graph of the inputs, as read, sharing a feature space and vocabulary, and where their sentence ids
     come from (:func:`~hypertune.formats.registry.describe_sentence_ids`); sentences are assembled
     (by id, accumulating repeated ids) by :meth:`TuningSet.from_corpus`. A FEATSTAT file is read with its
@@ -153,6 +153,14 @@ def load_graphs(args: argparse.Namespace) -> tuple[list, SentenceIds]:
     paired = set(partner.values())
     folder = cache_folder(getattr(args, "cache", None))
     store = InputCache(folder) if folder else None
+    if len(featstats) == len(inputs) - len(scorestats) == 1 and set(scorestats) <= paired and store is None:
+        if not getattr(args, "scores", None):  # one FEATSTAT file: its lists as one batch (issue 33), no graph
+            require_rereadable(featstats[0])
+            return read_featstat_input(featstats[0], space, vocabulary, partner[featstats[0]])
+    if len(inputs) == 1 and kinds[inputs[0]] is None and store is None and not getattr(args, "scores", None):
+        batch = read_nbest_input(inputs[0], fmt, params, space, vocabulary)  # one n-best list: one batch
+        if batch is not None:
+            return batch
     for path in inputs:
         if not os.path.exists(path):
             raise InputError("no such file or directory", path)
@@ -212,7 +220,7 @@ def load_tuning_set(args: argparse.Namespace, metric: Metric | None = None) -> T
     graphs, naming = load_graphs(args)
     if not graphs:
         raise UsageError("no inputs: give n-best lists, FEATSTAT files, lattices or hypergraphs")
-    precomputed = all(g.edge_stats is not None for g in graphs)
+    precomputed = has_statistics(graphs)
     metric = build_metric(args, graphs[0].vocabulary) if metric is None else metric
     if args.refs:
         references = read_references(args.refs, getattr(args, "refs_per_sentence", None))

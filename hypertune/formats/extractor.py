@@ -62,7 +62,8 @@ from hypertune.formats._scan import (
     unicode_digit,
     unicode_digits,
 )
-from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.kbest_batch import KbestBatch
+from hypertune.formats.registry import GraphFormat, SentenceIds, describe_sentence_ids, register
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -76,6 +77,36 @@ def read_featstat(
     path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None = None
 ) -> list[Hypergraph]:
     """A FEATSTAT file (with the statistics of ``scorestat`` when given, paired by sentence id)."""
+    read = _read_featstat(path, feature_space, vocabulary, scorestat, batch=False)
+    assert isinstance(read, list)
+    return read
+
+
+def read_featstat_batch(
+    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None = None
+) -> list[Hypergraph] | KbestBatch:
+    """:func:`read_featstat` as one :class:`~hypertune.formats.kbest_batch.KbestBatch` (no graph made) when the
+    file's features are dense (one header of names for every block, no sparse ``name=value`` features, the
+    feature space's columns in order) and every block's statistics have the same columns; otherwise the
+    graphs :func:`read_featstat` reads. The file's text is let go before the batch's arrays are made."""
+    return _read_featstat(path, feature_space, vocabulary, scorestat, batch=True)
+
+
+def read_featstat_input(
+    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None = None
+) -> tuple[list[Hypergraph] | KbestBatch, SentenceIds]:
+    """A FEATSTAT file as a tuning command's only input: :func:`read_featstat_batch` and where its sentence
+    ids come from (:func:`~hypertune.formats.registry.describe_sentence_ids`; a batch of several lists: the
+    file's contents, as the blocks' ``sid`` say, without making a graph)."""
+    read = read_featstat_batch(path, feature_space, vocabulary, scorestat)
+    if isinstance(read, KbestBatch) and len(read) > 1:
+        return read, SentenceIds((), (), True)
+    return read, describe_sentence_ids([(path, read)])
+
+
+def _read_featstat(
+    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None, batch: bool
+) -> list[Hypergraph] | KbestBatch:
     scores, where = None, {}
     if scorestat is not None:
         scores = _File(scorestat, "SCORES")
@@ -86,6 +117,7 @@ def read_featstat(
                 break
             where[sid] = b
         _raise_first(problems)
+        scores.keep_statistics()  # its rows copied out, its pass's arrays let go before the FEATSTAT pass
     feats = _File(path, "FEATURES")
     problems = list(feats.problems)
     seen: set[int] = set()
@@ -112,13 +144,26 @@ def read_featstat(
         raise scores.at_header(where[sid], f"sentence {sid} has statistics but no features in {path}")
     if not feats.sids:
         raise InputError("no FEATURES_TXT_BEGIN_0 block in the file", path, 1)
-    widths, features = _feature_matrix(feats, feature_space)
     metadata, stats, per_graph = None, None, None
     if scores is not None:
         paired = [where[sid] for sid in feats.sids]
         metric = scores.metrics()
         metadata = [{"stats_names": metric[m]} for m in paired]
         stats, per_graph = scores.statistics(paired)
+        del scores  # its text and arrays: the statistics are copied out
+    if batch and per_graph is None:
+        dense = _dense_values(feats, feature_space)
+        if dense is not None:
+            return KbestBatch(
+                feats.list_offsets(),
+                (feature_space, vocabulary),
+                dense,
+                stats=stats,
+                widths=np.full(len(feats.sids), dense.shape[1], np.int64),
+                sentence_ids=feats.sids,
+                metadata=metadata,
+            )
+    widths, features = _feature_matrix(feats, feature_space)
     try:
         graphs = kbest_lattices(
             KbestLists(
@@ -545,7 +590,7 @@ def _arrays(lines: int, tokens: int) -> _Scanned:
         blocks=np.zeros((lines, 9), np.int64),
         numbers=np.zeros((lines, 3), np.int64),
         value_counts=np.zeros(lines, np.int64),
-        features=np.empty(tokens, np.int64),
+        features=np.empty(tokens, np.int32),  # codes: a name's table id, or -(column + 1)
         values=np.empty(tokens, np.float64),
         flagged=np.empty((tokens, 4), np.int64),
         sizes=np.zeros(5, np.int64),
@@ -561,6 +606,7 @@ class _File:
 
     def __init__(self, path: str, kind: str) -> None:
         self.path, self.kind = path, kind
+        self.kept: tuple[np.ndarray | None, list[np.ndarray] | None] | None = None  # keep_statistics
         self.data = data = read_bytes(path, _WHAT[kind])
         self.buf = np.frombuffer(data, dtype=np.uint8)
         unusual = not data.isascii() and re.search(rb"_TXT_BEGIN_[0-9]*[\x80-\xff]", data)
@@ -657,9 +703,29 @@ class _File:
     def metrics(self) -> list[str]:
         return self.texts_of_blocks()
 
-    def statistics(self, paired: list[int]) -> tuple[np.ndarray | None, list[np.ndarray] | None]:
+    def keep_statistics(self) -> None:
+        """Keep the rows of every block (:meth:`statistics` in file order) and let the pass's per-value
+        arrays go: :meth:`statistics` then takes its rows from them."""
+        self.kept = self.statistics(list(range(len(self.sids))), view=True)
+        out = self.out  # the values stay only as far as the rows are a view of them
+        self.out = out._replace(values=np.zeros(0, out.values.dtype), features=np.zeros(0, out.features.dtype),
+                                flagged=np.zeros((0, out.flagged.shape[1]), out.flagged.dtype))  # fmt: skip
+
+    def statistics(self, paired: list[int], view: bool = False) -> tuple[np.ndarray | None, list[np.ndarray] | None]:
         """The SCORESTAT rows of blocks ``paired`` in that order: one matrix when they have the same number
-        of columns, else a matrix per block."""
+        of columns, else a matrix per block (``view``: the pass's values themselves when they lie in that
+        order, one block after another, rather than a copy)."""
+        kept = self.kept
+        if kept is not None:
+            table, per_block = kept
+            if per_block is not None:
+                return None, [per_block[b] for b in paired]
+            assert table is not None
+            if paired == list(range(len(self.sids))):
+                return table, None
+            offsets = self.list_offsets()
+            index = np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in paired] + [np.zeros(0, np.int64)])
+            return table[index], None
         out = self.out
         paired_array = np.asarray(paired, dtype=np.int64)
         counts = out.numbers[paired_array, 1]
@@ -671,6 +737,9 @@ class _File:
             if width == 0:
                 return np.zeros((int(counts.sum()), 0)), None
             lengths = counts * width
+            first = int(starts[0]) if starts.size else 0
+            if view and np.array_equal(starts, first + offsets_from_counts(lengths)[:-1]):
+                return values[first : first + int(lengths.sum())].reshape(-1, width), None
             index = np.repeat(starts - offsets_from_counts(lengths)[:-1], lengths) + np.arange(int(lengths.sum()))
             return values[index].reshape(-1, width), None
         return None, [
@@ -700,6 +769,30 @@ def _columns(codes, value_counts, hypotheses, first, table, sparse):  # pragma: 
                 f += 1
             h += 1
     return out
+
+
+def _dense_values(feats: _File, feature_space: FeatureSpace) -> np.ndarray | None:
+    """The features of every hypothesis as one row-major float64 matrix (a view of the pass's values, the
+    file's text let go) when they are dense: one header of names for all blocks, interned as the feature
+    space's columns ``0, 1, ...`` in order, and no sparse features; else ``None`` (nothing let go)."""
+    out, data = feats.out, feats.data
+    blocks = len(feats.sids)
+    hypotheses, num_values = int(out.sizes[1]), int(out.sizes[2])
+    if int(feats.names.used[0]) or len(feature_space):  # sparse names, or columns interned before this file
+        return None
+    text_ids = out.blocks[:blocks, _B_TEXT]
+    if np.any(text_ids != text_ids[0]):
+        return None
+    names = collapse_single_components(string_at(data, feats.texts, int(text_ids[0])).split())
+    width = len(names)
+    if len(set(names)) != width or num_values != hypotheses * width:
+        return None
+    if np.any(out.value_counts[:hypotheses] != width):
+        return None
+    if not np.array_equal(feature_space.indices(names), np.arange(width)):
+        return None
+    feats.data, feats.buf = b"", np.zeros(0, np.uint8)  # the text: no error can be found past this point
+    return out.values[:num_values].reshape(hypotheses, width)
 
 
 def _feature_matrix(feats: _File, feature_space: FeatureSpace) -> tuple[np.ndarray, sp.csr_matrix]:

@@ -20,8 +20,9 @@ parameter file (:func:`read_zmert`, ``names=`` or ``params=``) and default to ``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,8 +55,9 @@ from hypertune.formats._scan import (
     text_bounds,
     uncounted_jit,
 )
-from hypertune.formats.io import write_atomically
-from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.io import require_rereadable, write_atomically
+from hypertune.formats.kbest_batch import KbestBatch
+from hypertune.formats.registry import GraphFormat, SentenceIds, detect_format, register
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -63,7 +65,58 @@ _inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
 
 def read_moses(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
-    return _read(path, feature_space, vocabulary)
+    read = _read(path, feature_space, vocabulary)
+    assert isinstance(read, list)
+    return read
+
+
+def read_moses_batch(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> KbestBatch:
+    """A Moses n-best list as one :class:`~hypertune.formats.kbest_batch.KbestBatch` (issue 33): the lists'
+    words, features and totals in flat arrays, a list's graph made only when asked for (it is then the graph
+    :func:`read_moses` reads). The file's text is let go before the batch is made."""
+    read = _read(path, feature_space, vocabulary, batch=True)
+    assert isinstance(read, KbestBatch)
+    return read
+
+
+def read_nbest_input(
+    path: str, format: str | None, params: str | None, feature_space: FeatureSpace, vocabulary: Vocabulary
+) -> tuple[KbestBatch, SentenceIds] | None:
+    """A tuning command's only input when it is one Moses n-best file of several lists: its batch
+    (:func:`read_moses_batch`) and where its sentence ids come from (the file's contents); else ``None``."""
+    if params is not None or format not in (None, MOSES.name) or not os.path.isfile(path):
+        return None
+    if format is None and detect_format(path) is not MOSES:
+        return None
+    require_rereadable(path)
+    batch = read_moses_batch(path, feature_space, vocabulary)
+    return (batch, SentenceIds((), (), True)) if len(batch) > 1 else None
+
+
+class _Totals(Sequence[dict[str, Any]]):
+    """The lists' metadata, ``{"totals": [...]}`` of each (the Moses total of every hypothesis), made when
+    asked for from one array."""
+
+    def __init__(self, totals: np.ndarray, list_offsets: np.ndarray) -> None:
+        self.totals, self.list_offsets = totals, list_offsets
+
+    def __len__(self) -> int:
+        return self.list_offsets.size - 1
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> _Totals: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | _Totals:
+        offsets = self.list_offsets
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("a step other than 1")
+            lo, hi = offsets[start], offsets[max(start, stop)]
+            return _Totals(self.totals[lo:hi], offsets[start : max(start, stop) + 1] - lo)
+        s = index + len(self) if index < 0 else index
+        return {"totals": self.totals[offsets[s] : offsets[s + 1]].tolist()}
 
 
 def kbest_entries(hg: Hypergraph) -> list[tuple[list[str], dict[str, float]]]:
@@ -146,7 +199,9 @@ def read_zmert(
 
         names = [p.name for p in read_zmert_params(params)]
 
-    return _read(path, feature_space, vocabulary, names, zmert=True)
+    read = _read(path, feature_space, vocabulary, names, zmert=True)
+    assert isinstance(read, list)
+    return read
 
 
 # ---------------------------------------------------------------------- the compiled scan
@@ -471,8 +526,8 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
             feature_counts=np.empty(lines, np.int64),
             totals=np.zeros(lines, np.float64),
             line_starts=np.empty(lines, np.int64),
-            words=np.empty(tokens, np.int64),
-            features=np.empty(tokens, np.int64),
+            words=np.empty(tokens, np.int32),  # a word's table id (int32: half the memory of a large list)
+            features=np.empty(tokens, np.int32),  # a value's feature key
             values=np.empty(tokens, np.float64),
             flagged=np.empty((tokens, 4), np.int64),
             sizes=np.zeros(4, np.int64),
@@ -496,8 +551,10 @@ def _read(
     vocabulary: Vocabulary,
     zmert_names: Sequence[str] | None = None,
     zmert: bool = False,
-) -> list[Hypergraph]:
-    """The graphs of a Moses n-best list (or, ``zmert``, a Z-MERT candidate file), one compiled pass."""
+    batch: bool = False,
+) -> list[Hypergraph] | KbestBatch:
+    """The graphs of a Moses n-best list (or, ``zmert``, a Z-MERT candidate file), one compiled pass; ``batch``:
+    one :class:`KbestBatch` of them."""
     data = read_bytes(path, "n-best list")
     out, words, names, ids, code = _scan_file(data, zmert)
     problems = _flagged_problems(data, out, names, path)
@@ -520,7 +577,7 @@ def _read(
     initial_width = len(feature_space)
     columns = _feature_columns(data, out, names, ids, feature_space, zmert, zmert_names, path)
     try:
-        return _graphs(data, out, words, columns, starts, initial_width, (feature_space, vocabulary), zmert)
+        return _graphs(data, out, words, columns, starts, initial_width, (feature_space, vocabulary), zmert, batch)
     except GraphError as error:
         if error.item is None:
             raise InputError(f"invalid k-best list: {error}", path) from None
@@ -625,14 +682,15 @@ def _graphs(
     initial_width: int,
     spaces: tuple[FeatureSpace, Vocabulary],
     zmert: bool,
-) -> list[Hypergraph]:
+    batch: bool = False,
+) -> list[Hypergraph] | KbestBatch:
     """One k-best lattice per run of lines with the same sentence id, laid out as :func:`from_kbest` lays
     it out (graph ``s`` is as wide as the feature space was once its sentence was read)."""
     feature_space, vocabulary = spaces
     hypotheses, num_words, num_features = (int(x) for x in out.sizes[:3])
     word_ids = vocabulary.indices([string_at(data, words, k) for k in range(int(words.used[0]))])
     feature_counts = out.feature_counts[:hypotheses]
-    feature_column = columns[out.features[:num_features]]
+    feature_column = columns.astype(np.int32)[out.features[:num_features]]
     features = sp.csr_matrix(
         (out.values[:num_features], feature_column, offsets_from_counts(feature_counts)),
         shape=(hypotheses, len(feature_space)),
@@ -645,6 +703,21 @@ def _graphs(
         widest = np.maximum.accumulate(np.maximum.reduceat(last, starts)) + 1
     totals = out.totals[:hypotheses]
     ends = np.append(starts[1:], hypotheses)
+    widths = np.maximum(widest, initial_width)
+    if batch:  # the scan's arrays go with this function: only what the batch keeps is copied out
+        list_offsets = np.append(starts, hypotheses)
+        return KbestBatch(
+            list_offsets,
+            spaces,
+            features,
+            widths=widths,
+            sentence_ids=out.sentence[starts].tolist(),
+            metadata=None if zmert else _Totals(totals.copy(), list_offsets),
+            words=(
+                np.asarray(word_ids, dtype=np.int32)[out.words[:num_words]],
+                offsets_from_counts(out.word_counts[:hypotheses]),
+            ),
+        )
     return kbest_lattices(
         KbestLists(
             np.append(starts, hypotheses),
@@ -654,7 +727,7 @@ def _graphs(
         ),
         feature_space,
         vocabulary,
-        widths=np.maximum(widest, initial_width),
+        widths=widths,
         sentence_ids=out.sentence[starts].tolist(),
         metadata=None if zmert else [{"totals": totals[lo:hi].tolist()} for lo, hi in zip(starts, ends, strict=True)],
     )

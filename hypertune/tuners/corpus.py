@@ -16,6 +16,7 @@ import numpy as np
 
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError
+from hypertune.formats.kbest_batch import KbestBatch
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics import BleuMetric, InterpolatedMetric, Metric
 from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, strip_sentence_marker_ids
@@ -38,7 +39,7 @@ class TuningSet:
     commands' summaries).
     """
 
-    graphs: list[Hypergraph]
+    graphs: Sequence[Hypergraph]
     references: list[list[str]]
     metric: Metric
     sentence_ids: list[int] = field(default_factory=list)
@@ -46,6 +47,7 @@ class TuningSet:
     _prepared: BleuReferences | None = field(default=None, init=False, repr=False)
     _edge_stats: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _prepared_components: dict[int, BleuReferences] = field(default_factory=dict, init=False, repr=False)
+    _batch_rows: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.graphs:
@@ -88,8 +90,12 @@ class TuningSet:
         lines than it uses) but are reported once as a warning. With ``naming`` (where the ids come from,
         :func:`~hypertune.formats.registry.describe_sentence_ids`), files numbered by their names that clash
         or leave reference lines without a file are named (:func:`check_sentence_ids`; ``strict``: an error)."""
-        sentences, ids = assemble_sentences(graphs)
-        unneeded = not metric.needs_references or all(g.edge_stats is not None for g in sentences)
+        if isinstance(graphs, KbestBatch) and graphs.sentences_in_order():  # one list per sentence: as they are
+            sentences: Sequence[Hypergraph] = graphs
+            ids = list(graphs.sentence_ids)
+        else:
+            sentences, ids = assemble_sentences(graphs)
+        unneeded = not metric.needs_references or has_statistics(sentences)
         if references is None or (not len(references) and unneeded):
             if naming is not None:
                 check_sentence_ids(naming, ids, None, strict)
@@ -120,16 +126,24 @@ class TuningSet:
     # ------------------------------------------------------------------ shared spaces
     @property
     def feature_space(self) -> FeatureSpace:
-        return self.graphs[0].feature_space
+        graphs = self.graphs
+        return graphs.feature_space if isinstance(graphs, KbestBatch) else graphs[0].feature_space
 
     @property
     def vocabulary(self) -> Vocabulary:
-        return self.graphs[0].vocabulary
+        graphs = self.graphs
+        return graphs.vocabulary if isinstance(graphs, KbestBatch) else graphs[0].vocabulary
+
+    @property
+    def batch(self) -> KbestBatch | None:
+        """The sentences' k-best lists as one batch of arrays when they were read as one (issue 33), else
+        ``None``: the graphs are then made only where an algorithm asks for one."""
+        return self.graphs if isinstance(self.graphs, KbestBatch) else None
 
     @property
     def precomputed(self) -> bool:
         """True when every graph carries its hypotheses' statistics (Moses FEATSTAT/SCORESTAT input)."""
-        return all(g.edge_stats is not None for g in self.graphs)
+        return has_statistics(self.graphs)
 
     def __len__(self) -> int:
         return len(self.graphs)
@@ -139,8 +153,12 @@ class TuningSet:
         and sentence ids, so every per-sentence quantity (statistics, envelopes, expectations) is the one the
         whole set computes for them. Cached k-best statistics come along."""
         references = self.references[start:stop] if len(self.references) else []
-        part = TuningSet(self.graphs[start:stop], references, self.metric, self.sentence_ids[start:stop])
+        graphs = self.graphs.subset(start, stop) if isinstance(self.graphs, KbestBatch) else self.graphs[start:stop]
+        part = TuningSet(graphs, references, self.metric, self.sentence_ids[start:stop])
         part._edge_stats.update({s - start: v for s, v in self._edge_stats.items() if start <= s < stop})
+        if self._batch_rows is not None and isinstance(self.graphs, KbestBatch):
+            lo, hi = int(self.graphs.list_offsets[start]), int(self.graphs.list_offsets[stop])
+            part._batch_rows = self._batch_rows[lo:hi]
         return part
 
     def _ids_are_tokens(self, metric: Metric | None = None) -> bool:
@@ -212,6 +230,11 @@ class TuningSet:
         cached = self._edge_stats.get(sentence)
         if cached is not None:
             return cached
+        batch = self.batch
+        if batch is not None and not self.metric.given_names and (batch.stats is not None or batch.words is not None):
+            rows = self.batch_rows()  # the batch's rows, one copy made here, not cached
+            lo, hi = int(batch.list_offsets[sentence]), int(batch.list_offsets[sentence + 1])
+            return np.vstack([np.zeros((1, rows.shape[1])), rows[lo:hi]])
         hg = self.graphs[sentence]
         if hg.edge_stats is not None and not self.metric.given_names:
             stats = hg.edge_stats
@@ -221,6 +244,22 @@ class TuningSet:
             stats = self.list_stats(sentence, hg)
         self._edge_stats[sentence] = stats
         return stats
+
+    def batch_rows(self) -> np.ndarray:
+        """A batch's statistics, one row per hypothesis of every list (:attr:`batch`): the precomputed ones,
+        or those of the hypotheses' words computed once for all lists, as :meth:`list_stats` computes them
+        list by list."""
+        batch = self.batch
+        assert batch is not None and not self.metric.given_names
+        if batch.stats is not None:
+            return batch.stats
+        if self._batch_rows is None:
+            assert batch.words is not None
+            ids, offsets = batch.words
+            sentences = np.repeat(np.arange(len(batch), dtype=np.int64), batch.counts())
+            rows = self.batch_stats(np.asarray(ids, dtype=np.int64), offsets, sentences)
+            self._batch_rows = np.asarray(rows, dtype=np.float64)  # as list_stats stacks them
+        return self._batch_rows
 
     def list_stats(self, sentence: int, hg: Hypergraph) -> np.ndarray:
         """The statistics of every edge of the k-best list ``hg`` against ``sentence``'s references (row 0,
@@ -257,6 +296,9 @@ class TuningSet:
 
     @property
     def stats_size(self) -> int:
+        batch = self.batch
+        if batch is not None and batch.stats is not None and not self.metric.given_names:
+            return int(batch.stats.shape[1])
         first = self.graphs[0].edge_stats
         if self.precomputed and first is not None and not self.metric.given_names:
             return int(first.shape[1])
@@ -265,11 +307,19 @@ class TuningSet:
     @property
     def is_kbest(self) -> bool:
         """True when every sentence is a k-best list (start, goal, one edge per hypothesis)."""
-        return all(g.is_kbest for g in self.graphs)
+        return self.batch is not None or all(g.is_kbest for g in self.graphs)
 
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         """The metric of summed statistics (a vector), or of each row (a 2-D array)."""
         return self.metric.score(stats)
+
+
+def has_statistics(graphs: Sequence[Hypergraph]) -> bool:
+    """True when every graph carries its hypotheses' statistics (a batch: when it has them), without making a
+    batch's graphs."""
+    if isinstance(graphs, KbestBatch):
+        return graphs.stats is not None
+    return all(g.edge_stats is not None for g in graphs)
 
 
 def _components(metric: Metric) -> list[Metric]:

@@ -118,10 +118,17 @@ class LineSearcher:
         self.envelope = envelope
         self.kbest = kbest_sweep and tuning_set.is_kbest
         graphs = tuning_set.graphs
-        if self.kbest:
+        batch = tuning_set.batch if not tuning_set.metric.given_names else None
+        if self.kbest and batch is not None:  # one batch of lists (issue 33): its arrays, no graph made
+            rows = batch.feature_rows()
+            self.features = sp.csr_matrix((rows.data, rows.indices, rows.indptr), shape=(rows.shape[0], self.width))
+            self.offsets = batch.list_offsets
+            self.stats = tuning_set.batch_rows()
+        elif self.kbest:
             self.features = sp.vstack([g.feature_matrix(self.width)[1:] for g in graphs], format="csr")
             self.offsets = offsets_from_counts([g.num_edges - 1 for g in graphs])
             self.stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in range(len(graphs))])
+        if self.kbest:
             self.sentence_of = np.repeat(np.arange(len(graphs)), np.diff(self.offsets))
             # dense feature columns (when they fit) make a unit direction's slopes a column lookup
             small = self.features.shape[0] * self.width <= 50_000_000
@@ -140,7 +147,9 @@ class LineSearcher:
         self._intercepts = np.empty(0)
         # every derivation seen on an envelope, per sentence: (words, features) by a (yield, features) key
         self.collect = collect and not self.kbest
-        self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [{} for _ in graphs]
+        self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [
+            {} for _ in range(len(graphs))
+        ]
         self.line_searches = 0
         self.envelope_sizes: list[int] = []
         self._pool: ThreadPoolExecutor | None = None
@@ -299,6 +308,9 @@ class LineSearcher:
     def used_features(self) -> np.ndarray:
         """Which features some graph of the tuning set uses (a boolean per column)."""
         used = np.zeros(self.width, dtype=bool)
+        if self.kbest and self.tuning_set.batch is not None:
+            used[np.unique(self.features.indices)] = True  # the batch's rows: every graph's stored columns
+            return used
         for hg in self.tuning_set.graphs:
             used[np.unique(hg.features.indices)] = True
         return used

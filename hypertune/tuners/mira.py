@@ -25,7 +25,7 @@ once per distinct statistics row of the sentence, with each n-gram log once per 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -37,6 +37,7 @@ from hypertune import interrupts
 from hypertune.arrays import offsets_from_counts
 from hypertune.compiled import EMPTY_KEY, insert_key
 from hypertune.errors import InputError
+from hypertune.hypergraph import Hypergraph
 from hypertune.metrics.background import background_bleu_distinct
 from hypertune.metrics.gains import BACKGROUND, Gain, gain_for
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
@@ -126,18 +127,18 @@ def _averaged(w, totals, last, state):  # pragma: no cover - compiled
 @_jit
 def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
     """``out[i] = w . h(lo + i)`` for the rows ``lo:hi`` of a sentence, each summed over its features in column
-    order. The dense copy (:func:`_dense_blocks`), when there is one, adds the zeros too (``x + 0 == x``: the
-    same sums), a column at a time over the whole sentence (vectorized)."""
+    order. The dense rows (:func:`_dense_blocks`, or a dense batch's own), when there are, add the zeros too
+    (``x + 0 == x``: the same sums)."""
     blocks, indptr, indices, data = rows.blocks, rows.indptr, rows.indices, rows.data
     n = hi - lo
-    if blocks.size > 0:
+    if blocks.size > 0:  # a column at a time over the sentence's rows: independent sums, each in column order
         head = out[:n]
         head[:] = 0.0
+        rows_of = blocks[width * lo : width * hi].reshape(n, width)
         for j in range(width):
             wj = w[j]
-            column = blocks[width * lo + j * n : width * lo + (j + 1) * n]
             for i in range(n):
-                head[i] += column[i] * wj
+                head[i] += rows_of[i, j] * wj
     else:
         for i in range(n):
             r = lo + i
@@ -149,9 +150,11 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
 
 class KbestRows(NamedTuple):
     """Every hypothesis of a k-best tuning set as flat rows: sentence ``s`` owns rows
-    ``offsets[s]:offsets[s + 1]``; features in CSR (``indptr, indices, data``), plus their dense
-    per-sentence copy ``blocks`` when the features are dense (:func:`_dense_blocks`; else empty); metric
-    statistics ``stats``, one row per hypothesis."""
+    ``offsets[s]:offsets[s + 1]``; features in CSR (``indptr, indices, data``), plus their dense row-major
+    copy ``blocks`` when the features are dense (:func:`_dense_blocks`; else empty). A dense batch (every
+    row stores every column, :class:`~hypertune.formats.kbest_batch.KbestBatch`) gives ``blocks`` alone, its
+    CSR empty: a row's stored entries are then its ``width`` columns in order. Metric statistics ``stats``,
+    one row per hypothesis."""
 
     offsets: np.ndarray
     indptr: np.ndarray
@@ -226,16 +229,8 @@ def _kbest_epoch(
         hope, fear, best = select_hope_fear(scores, gains, n, safe_hope)
         if hope == fear or not gains[hope] > gains[fear]:
             continue
-        m = 0
-        for sign, r in ((1.0, lo + hope), (-1.0, lo + fear)):
-            for k in range(indptr[r], indptr[r + 1]):
-                j = indices[k]
-                if not mark[j]:
-                    mark[j] = True
-                    dense[j] = 0.0
-                    touched[m] = j
-                    m += 1
-                dense[j] += sign * data[k]
+        m = _add_row(1.0, lo + hope, rows, width, mark, dense, touched, 0)
+        m = _add_row(-1.0, lo + fear, rows, width, mark, dense, touched, m)
         margin = 0.0
         norm = 0.0
         for k in range(m):
@@ -254,6 +249,24 @@ def _kbest_epoch(
         for j in range(size):
             background[j] = decay * background[j] + stats[source, j]
     return updates, total_loss
+
+
+@_jit
+def _add_row(sign, r, rows, width, mark, dense, touched, m):  # pragma: no cover - compiled
+    """``dense += sign * h(r)`` over row ``r``'s stored entries (a dense batch's: its ``width`` columns in
+    order), each column met for the first time marked and listed in ``touched[m:]``; the new ``m``."""
+    indptr, indices, data, blocks = rows.indptr, rows.indices, rows.data, rows.blocks
+    dense_rows = indptr.size == 0
+    start, stop = (width * r, width * (r + 1)) if dense_rows else (indptr[r], indptr[r + 1])
+    for k in range(start, stop):
+        j = k - start if dense_rows else indices[k]
+        if not mark[j]:
+            mark[j] = True
+            dense[j] = 0.0
+            touched[m] = j
+            m += 1
+        dense[j] += sign * (blocks[k] if dense_rows else data[k])
+    return m
 
 
 @_jit
@@ -278,12 +291,18 @@ def _first_equal(
 ):  # pragma: no cover - compiled
     """For every row, the first row of its sentence equal to it (itself when there is none): equal statistics
     and, ``with_features``, equal features as dense rows (explicit zeros ignored; indices sorted and unique).
+    An empty ``indptr`` with features: ``data`` holds dense row-major rows of ``data.size // rows`` columns
+    (``data_bits`` their bits), read as a CSR matrix storing every column.
 
     Rows are found by a 63-bit hash of their content in the project's key table
     (:func:`hypertune.compiled.insert_key`), one sentence at a time; a hash shared by different rows (a
     collision) moves on to the next key, so rows are always compared, never merged by hash alone."""
     rows = stats.shape[0]
     first = np.arange(rows)
+    if with_features and indptr.size == 0:  # dense rows: the CSR that stores every column, in order
+        width = data.size // max(rows, 1)
+        indptr = np.arange(rows + 1) * width
+        indices = np.empty(0, np.int64)
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
@@ -304,7 +323,7 @@ def _first_equal(
             if with_features:
                 for k in range(indptr[r], indptr[r + 1]):
                     if data[k] != 0.0:
-                        h = (h ^ np.uint64(indices[k])) * prime
+                        h = (h ^ np.uint64(k - indptr[r] if indices.size == 0 else indices[k])) * prime
                         h = (h ^ data_bits[k]) * prime
             key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
@@ -339,7 +358,8 @@ def _rows_equal(a, b, indptr, indices, data, stats, with_features):  # pragma: n
             k += 1
         if i == end_i or k == end_k:
             return i == end_i and k == end_k
-        if indices[i] != indices[k] or data[i] != data[k]:
+        column_i, column_k = (indices[i], indices[k]) if indices.size else (i - indptr[a], k - indptr[b])
+        if column_i != column_k or data[i] != data[k]:
             return False
         i += 1
         k += 1
@@ -351,28 +371,35 @@ def _rows_equal(a, b, indptr, indices, data, stats, with_features):  # pragma: n
 @dataclass
 class KbestPack:
     """All hypotheses of all sentences: a CSR feature matrix (rows grouped by sentence) and their statistics.
-    Hypotheses with identical features and statistics within a sentence are kept once (first occurrence)."""
+    Hypotheses with identical features and statistics within a sentence are kept once (first occurrence).
+    From a dense batch (:attr:`TuningSet.batch`) the features are its row-major matrix ``dense`` instead, every
+    column of every row stored (``features`` is then ``None``)."""
 
     offsets: np.ndarray
-    features: sp.csr_matrix
+    features: sp.csr_matrix | None
     stats: np.ndarray
+    dense: np.ndarray | None = None
 
     @classmethod
     def from_tuning_set(cls, tuning_set: TuningSet, decoder: HopeFearDecoder) -> KbestPack:
+        batch = tuning_set.batch
+        if batch is not None and batch.dense is not None and batch.stats is not None and tuning_set.precomputed:
+            if not tuning_set.metric.given_names:
+                return cls._from_dense(batch.list_offsets, batch.dense, batch.stats)
         width = len(tuning_set.feature_space)
         graphs = tuning_set.graphs
-        counts = np.asarray([g.num_edges - 1 for g in graphs], dtype=np.int64)
-        offsets = offsets_from_counts(counts)
-        stats = np.ascontiguousarray(_kbest_stats(tuning_set, decoder, counts, offsets), dtype=np.float64)
-        # the hypotheses' feature rows (edge 0, the start axiom, dropped), stacked without per-row work
-        starts = [g.features.indptr[1] for g in graphs]
-        indptr = np.zeros(offsets[-1] + 1, dtype=np.int64)
-        indptr[1:] = np.concatenate([g.features.indptr[2:] - g.features.indptr[1] for g in graphs])
-        nnz = np.asarray([g.features.indptr[-1] - start for g, start in zip(graphs, starts, strict=True)])
-        indptr[1:] += np.repeat(offsets_from_counts(nnz)[:-1], counts)
-        indices = np.concatenate([g.features.indices[start:] for g, start in zip(graphs, starts, strict=True)])
-        data = np.concatenate([g.features.data[start:] for g, start in zip(graphs, starts, strict=True)])
-        features = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(int(offsets[-1]), width))
+        if batch is not None:  # a batch's CSR rows as they are
+            counts, offsets = batch.counts(), batch.list_offsets
+            stats = np.ascontiguousarray(_kbest_stats(tuning_set, decoder, counts, offsets), dtype=np.float64)
+            features = batch.feature_rows()
+            features = sp.csr_matrix(
+                (features.data, features.indices, features.indptr), shape=(features.shape[0], width)
+            )
+        else:
+            counts = np.asarray([g.num_edges - 1 for g in graphs], dtype=np.int64)
+            offsets = offsets_from_counts(counts)
+            stats = np.ascontiguousarray(_kbest_stats(tuning_set, decoder, counts, offsets), dtype=np.float64)
+            features = _stacked_rows(graphs, counts, offsets, width)
         features.sort_indices()
         if features.has_canonical_format:
             first = _first_equal(
@@ -400,17 +427,52 @@ class KbestPack:
             offsets = np.searchsorted(keep, offsets).astype(np.int64)
         return cls(offsets, features, stats)
 
+    @classmethod
+    def _from_dense(cls, offsets: np.ndarray, dense: np.ndarray, stats: np.ndarray) -> KbestPack:
+        """A batch's dense rows and statistics (views), the repeated rows of a sentence dropped as above."""
+        stats = np.ascontiguousarray(stats, dtype=np.float64)
+        values = np.ascontiguousarray(dense, dtype=np.float64).reshape(-1)
+        empty = np.zeros(0, np.int64)
+        first = _first_equal(offsets, empty, empty, values, stats, _bits(stats), values.view(np.uint64), True)
+        keep = np.flatnonzero(first == np.arange(first.size))
+        if keep.size != offsets[-1]:
+            dense, stats = dense[keep], np.ascontiguousarray(stats[keep])
+            offsets = np.searchsorted(keep, offsets).astype(np.int64)
+        return cls(offsets, None, stats, dense)
+
     @property
     def num_hypotheses(self) -> int:
         return int(self.offsets[-1])
+
+
+def _stacked_rows(graphs: Sequence[Hypergraph], counts: np.ndarray, offsets: np.ndarray, width: int) -> sp.csr_matrix:
+    """The hypotheses' feature rows of k-best graphs (edge 0, the start axiom, dropped), stacked without
+    per-row work."""
+    starts = [g.features.indptr[1] for g in graphs]
+    indptr = np.zeros(offsets[-1] + 1, dtype=np.int64)
+    indptr[1:] = np.concatenate([g.features.indptr[2:] - g.features.indptr[1] for g in graphs])
+    nnz = np.asarray([g.features.indptr[-1] - start for g, start in zip(graphs, starts, strict=True)])
+    indptr[1:] += np.repeat(offsets_from_counts(nnz)[:-1], counts)
+    indices = np.concatenate([g.features.indices[start:] for g, start in zip(graphs, starts, strict=True)])
+    data = np.concatenate([g.features.data[start:] for g, start in zip(graphs, starts, strict=True)])
+    return sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(int(offsets[-1]), width))
 
 
 def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.ndarray, offsets: np.ndarray):
     """The statistics of every hypothesis (boundary words dropped, as :meth:`HopeFearDecoder._kbest`), in one
     batch for the whole corpus."""
     graphs = tuning_set.graphs
+    batch = tuning_set.batch
+    if batch is not None and not tuning_set.metric.given_names and (batch.stats is not None or not decoder.skip.size):
+        return tuning_set.batch_rows()  # the statistics the batch has, or those of its words
     if tuning_set.precomputed or tuning_set.metric.given_names:  # statistics the graphs carry, not words
         return np.vstack([decoder.kbest_stats(s)[1:] for s in range(len(graphs))])
+    if batch is not None and batch.words is not None:  # the words without the decoder's boundary words
+        ids, word_offsets = batch.words
+        keep = ~np.isin(ids, decoder.skip)
+        hyp_offsets = np.concatenate(([0], offsets_from_counts(keep)[word_offsets[1:]]))
+        sentences = np.repeat(np.arange(len(batch), dtype=np.int64), counts)
+        return tuning_set.batch_stats(np.asarray(ids, dtype=np.int64)[keep], hyp_offsets, sentences)
     tokens = np.concatenate([g.target for g in graphs]).astype(np.int64)
     bounds = np.concatenate([g.target_offsets[2:] for g in graphs]).astype(np.int64)
     sizes = np.asarray([g.target.size for g in graphs], dtype=np.int64)
@@ -430,15 +492,12 @@ def _bits(values: np.ndarray) -> np.ndarray:
 
 
 @_jit
-def _dense_blocks(offsets, indptr, indices, data, width):  # pragma: no cover - compiled
-    """The features densely, one column-major block per sentence: feature ``j`` of row ``lo + i`` of a
-    sentence ``lo:hi`` (``n = hi - lo`` rows) at ``width * lo + j * n + i``."""
+def _dense_blocks(indptr, indices, data, width):  # pragma: no cover - compiled
+    """The CSR features densely, row-major: feature ``j`` of row ``r`` at ``width * r + j``."""
     out = np.zeros(width * (indptr.size - 1))
-    for s in range(offsets.size - 1):
-        lo, n = offsets[s], offsets[s + 1] - offsets[s]
-        for i in range(n):
-            for k in range(indptr[lo + i], indptr[lo + i + 1]):
-                out[width * lo + indices[k] * n + i] = data[k]
+    for r in range(indptr.size - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            out[width * r + indices[k]] = data[k]
     return out
 
 
@@ -686,10 +745,17 @@ class _KbestRunner:
     def __init__(self, tuning_set: TuningSet, decoder: HopeFearDecoder) -> None:
         pack = KbestPack.from_tuning_set(tuning_set, decoder)
         f = pack.features
+        if f is None:  # a dense batch: its rows alone (KbestRows)
+            assert pack.dense is not None
+            empty = np.zeros(0, np.int64)
+            blocks = np.ascontiguousarray(pack.dense, dtype=np.float64).reshape(-1)
+            self.rows = KbestRows(pack.offsets, empty, empty, np.zeros(0), blocks, pack.stats)
+            self.distinct = _distinct_stats(self.rows)
+            return
         indptr, indices = f.indptr.astype(np.int64), f.indices.astype(np.int64)
         rows, width = f.shape
-        if f.has_canonical_format and rows * width <= min(_DENSE_LIMIT, 4 * f.nnz):  # score sentences by columns
-            blocks = _dense_blocks(pack.offsets, indptr, indices, f.data, width)
+        if f.has_canonical_format and rows * width <= min(_DENSE_LIMIT, 4 * f.nnz):  # score rows densely
+            blocks = _dense_blocks(indptr, indices, f.data, width)
         else:
             blocks = np.zeros(0)
         self.rows = KbestRows(pack.offsets, indptr, indices, f.data, blocks, pack.stats)

@@ -43,6 +43,9 @@ def shard_ranges(sentences: int | Sequence[int], count: int) -> list[tuple[int, 
 
 def shard_costs(tuning_set: TuningSet) -> list[int]:
     """What :func:`shard_ranges` balances: every sentence's edges (a k-best list's hypotheses)."""
+    batch = tuning_set.batch
+    if batch is not None:  # a list's edges: its start axiom and its hypotheses (no graph made)
+        return (batch.counts() + 1).tolist()
     return [g.num_edges for g in tuning_set.graphs]
 
 
