@@ -47,8 +47,37 @@ def _jit_without_reference_counts():
 
 uncounted_jit = _jit_without_reference_counts()
 
+_WITHOUT_WRAPPERS: dict[str, Any] = {
+    "nopython": True,
+    "nogil": True,
+    "no_cpython_wrapper": True,
+    "no_cfunc_wrapper": True,
+}
 
-class _HelperDispatcher(CPUDispatcher):
+
+class _CalleeDispatcher(CPUDispatcher):
+    """A kernel compiled without the wrappers that let Python call it (each costs a tenth of a second or more
+    to compile): called from Python, it raises instead of jumping to the missing wrapper (a crash)."""
+
+    def __call__(self, *args: Any, **kws: Any) -> Any:
+        raise TypeError(f"{self.py_func.__qualname__} is compiled to be called from other kernels only")
+
+
+def _without_wrappers(func: Callable[..., Any], dispatcher: type[CPUDispatcher], **options: Any) -> Any:
+    if getattr(numba.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT: plain Python, as numba.njit does
+        return func
+    compiled = dispatcher(py_func=func, locals={}, targetoptions={**_WITHOUT_WRAPPERS, **options})
+    compiled.enable_caching()
+    return compiled
+
+
+def callee_jit(func: Callable[..., Any]) -> Any:
+    """The decorator of a kernel called only from other kernels, which allocates (so not :func:`helper_jit`):
+    compiled without Python's wrappers, cached."""
+    return _without_wrappers(func, _CalleeDispatcher)
+
+
+class _HelperDispatcher(_CalleeDispatcher):
     """A dispatcher that compiles one version per argument *types*, not per constant: a call
     ``f(buf, 0, end, False)`` from a kernel reuses ``f``'s (array, int64, int64, bool) version instead of
     compiling a ``Literal[int](0), Literal[bool](False)`` one (numba types a constant argument as a literal
@@ -60,21 +89,16 @@ class _HelperDispatcher(CPUDispatcher):
         return super().get_call_template(args, kws)
 
 
-def helper_jit(func: Callable[..., Any]) -> Callable[..., Any]:
+def helper_jit(func: Callable[..., Any]) -> Any:
     """The decorator of a small helper called only from other kernels (the compiled readers' tokenizers,
     string and key tables, error records), which allocates nothing and returns no array: compiled once per
-    argument types, without reference counting (as :data:`uncounted_jit`). Not ``inline="always"``: numba's
-    IR inlining copies a helper into every call site of every caller, recursively, which made the Moses
-    n-best reader's one kernel take 80 s of CPU to compile (8 s like this, docs/performance.md) and the cdec
-    JSON reader's 100 s (41 s); LLVM still inlines what pays."""
-    if getattr(numba.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT: plain Python, as numba.njit does
-        return func
-    options: dict[str, Any] = {"nopython": True, "nogil": True}
-    if uncounted_jit is not _jit:
-        options["_nrt"] = False
-    dispatcher = _HelperDispatcher(py_func=func, locals={}, targetoptions=options)
-    dispatcher.enable_caching()
-    return dispatcher
+    argument types, without reference counting (as :data:`uncounted_jit`) and without the wrappers that let
+    Python call it (which cost more to compile than many a helper: 2 s of the n-best reader's 8 s). Not
+    ``inline="always"``: numba's IR inlining copies a helper into every call site of every caller,
+    recursively, which made the Moses n-best reader's one kernel take 80 s of CPU to compile (8 s like this,
+    docs/performance.md) and the cdec JSON reader's 100 s (41 s); LLVM still inlines what pays. Python calls
+    such a helper through a kernel of its own (the tests do)."""
+    return _without_wrappers(func, _HelperDispatcher, **({"_nrt": False} if uncounted_jit is not _jit else {}))
 
 
 @numba.njit(cache=True, inline="always")
@@ -365,7 +389,7 @@ def key_slot(key: int, shift: np.uint64) -> int:  # pragma: no cover - compiled
     return np.int64((np.uint64(key) * _GOLDEN) >> shift)
 
 
-@_jit
+@helper_jit
 def find_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: int) -> int:  # pragma: no cover
     """The slot (absolute index) of ``key`` in the open-addressing table ``keys[base : base + mask + 1]``
     (linear probing; ``EMPTY_KEY`` marks a free slot), or -1. The one key table of the project: the
@@ -381,7 +405,7 @@ def find_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: int)
         i = (i + 1) & mask
 
 
-@_jit
+@helper_jit
 def insert_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: int) -> int:  # pragma: no cover
     """The slot of ``key`` (see :func:`find_key`), inserting it if absent: ``-(slot + 2)`` when new. The
     region must have a free slot."""
@@ -394,3 +418,45 @@ def insert_key(keys: np.ndarray, base: int, mask: int, shift: np.uint64, key: in
             keys[base + i] = key
             return -(base + i) - 2
         i = (i + 1) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def _precedes(a: float, b: float) -> bool:  # pragma: no cover - compiled
+    """``a`` sorts strictly before ``b`` in NumPy's order of floats: ascending, NaN last."""
+    return a < b or (b != b and a == a)
+
+
+@helper_jit
+def stable_argsort(values: np.ndarray, lo: int, hi: int, order: np.ndarray, scratch: np.ndarray) -> None:
+    """``order[: hi - lo] = np.argsort(values[lo:hi], kind="stable") + lo``: indices by ascending value, equal
+    values (``-0.0 == 0.0``) in index order, NaN last; ``scratch`` holds as many. A bottom-up merge sort over
+    insertion-sorted runs of 16 (a stable sort's permutation is unique, so this is NumPy's); written out
+    because NumPy's argsort in numba costs a second to compile, more than the kernels that call this."""
+    n = hi - lo
+    for first in range(0, n, 16):
+        last = min(first + 16, n)
+        for i in range(first, last):
+            v = values[lo + i]
+            j = i
+            while j > first and _precedes(v, values[order[j - 1]]):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = lo + i
+    source, target, swapped = order, scratch, False
+    width = 16
+    while width < n:
+        for first in range(0, n, 2 * width):
+            middle, last = min(first + width, n), min(first + 2 * width, n)
+            i, j = first, middle
+            for k in range(first, last):  # the right run's element first only if strictly before
+                if j < last and (i == middle or _precedes(values[source[j]], values[source[i]])):
+                    target[k] = source[j]
+                    j += 1
+                else:
+                    target[k] = source[i]
+                    i += 1
+        source, target, swapped = target, source, not swapped
+        width *= 2
+    if swapped:
+        for k in range(n):
+            order[k] = scratch[k]

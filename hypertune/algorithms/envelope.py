@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from hypertune.compiled import callee_jit, helper_jit, stable_argsort
 from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -107,6 +108,7 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
     # candidate lines of one node, and two scratch envelopes for the running Minkowski sum of one edge
     cand_m, cand_b = np.empty(64), np.empty(64)
     cand_e, cand_t = np.empty(64, dtype=np.int64), np.empty((64, max_arity), dtype=np.int64)
+    cand_order, cand_scratch = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)  # sorted by slope
     cur_x, cur_m, cur_b = np.empty(64), np.empty(64), np.empty(64)
     cur_t = np.empty((64, max_arity), dtype=np.int64)
     new_x, new_m, new_b = np.empty(64), np.empty(64), np.empty(64)
@@ -154,6 +156,7 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
                 grow = 2 * (count + size)
                 cand_m, cand_b = _resize(cand_m, grow), _resize(cand_b, grow)
                 cand_e, cand_t = _resize(cand_e, grow), _resize_2d(cand_t, grow)
+                cand_order, cand_scratch = np.empty(grow, dtype=np.int64), np.empty(grow, dtype=np.int64)
             cand_m[count : count + size] = cur_m[:size]
             cand_b[count : count + size] = cur_b[:size]
             cand_e[count : count + size] = e
@@ -165,8 +168,8 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
             line_edge, line_tails = _resize(line_edge, grow), _resize_2d(line_tails, grow)
             chosen = _resize(chosen, grow)
         start[v] = stored
-        order = np.argsort(cand_m[:count], kind="mergesort")
-        top = _upper_hull(order, cand_m, cand_b, left, slope, intercept, chosen, stored)
+        stable_argsort(cand_m, 0, count, cand_order, cand_scratch)
+        top = _upper_hull(cand_order[:count], cand_m, cand_b, left, slope, intercept, chosen, stored)
         for k in range(stored, top):
             line_edge[k] = cand_e[chosen[k]]
             line_tails[k] = cand_t[chosen[k]]
@@ -175,7 +178,7 @@ def _envelope_kernel(node_offsets, tail_offsets, tails, b_edge, m_edge, max_arit
     return left[:stored], slope[:stored], intercept[:stored], line_edge[:stored], line_tails[:stored], start, end
 
 
-@_jit
+@helper_jit
 def _upper_hull(order, cand_m, cand_b, left, slope, intercept, chosen, start):  # pragma: no cover - compiled
     """Write the upper envelope of candidate lines ``cand_b + γ·cand_m``, visited in ``order`` (by
     non-decreasing slope, stable), at ``start`` of the output arrays (parallel lines keep the larger
@@ -558,6 +561,23 @@ def kbest_envelopes(
 
 @_jit
 def _kbest_kernel(offsets, b, m, given_order, prefilter=True):  # pragma: no cover - compiled
+    """:func:`_sweep`, the blocks sorted here when ``given_order`` is empty."""
+    order = given_order if given_order.size else _block_orders(offsets, m)
+    return _sweep(offsets, b, m, order, prefilter)
+
+
+@_jit
+def _block_orders(offsets, values):  # pragma: no cover - compiled
+    """Indices ``offsets[s]:offsets[s+1]`` of every block sorted stably by ``values`` within the block."""
+    order, scratch = np.empty(values.size, dtype=np.int64), np.empty(values.size, dtype=np.int64)
+    for s in range(offsets.size - 1):
+        stable_argsort(values, offsets[s], offsets[s + 1], order[offsets[s] :], scratch)
+    return order
+
+
+@callee_jit
+def _sweep(offsets, b, m, given_order, prefilter):  # pragma: no cover - compiled
+    """Och's sweep over every block in ``given_order`` (sorted by slope within each block)."""
     n = offsets.size - 1
     left = np.empty(b.size)
     slope = np.empty(b.size)
@@ -569,10 +589,7 @@ def _kbest_kernel(offsets, b, m, given_order, prefilter=True):  # pragma: no cov
     stored = 0
     for s in range(n):
         lo, hi = offsets[s], offsets[s + 1]
-        if given_order.size:
-            order = given_order[lo:hi]
-        else:
-            order = np.argsort(m[lo:hi], kind="mergesort") + lo
+        order = given_order[lo:hi]
         if prefilter and order.size > 8:
             order = kept[: _hull_candidates(order, lo, hi, m, b, keep, kept)]
         stored = _upper_hull(order, m, b, left, slope, intercept, chosen, stored)
@@ -585,7 +602,7 @@ HULL_MARGIN = 1e-7
 before the sweep: some 10^8 times the determinant's rounding error bound (Shewchuk 1997, about 3.3e-16)."""
 
 
-@_jit
+@helper_jit
 def _hull_candidates(order, lo, hi, m, b, keep, kept):  # pragma: no cover - compiled
     """The lines of ``order`` (lines ``lo:hi`` sorted by slope) that are not clearly below the upper
     envelope of three of them, written to ``kept`` in order; returns their number (Akl & Toussaint's 1978
@@ -624,13 +641,14 @@ def kbest_surface_rows(
     deltas, sizes)``, exactly as :meth:`~hypertune.tuners.linesearch.ErrorSurfaces.from_segments` builds
     them from the envelopes and ``stats[hypothesis]``. ``stats`` (float64, one row per hypothesis) and
     every sentence's list must be non-empty."""
-    if order is None:
-        order = np.empty(0, dtype=np.int64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    slopes = np.ascontiguousarray(slopes, dtype=np.float64)
+    order = _block_orders(offsets, slopes) if order is None else np.ascontiguousarray(order, dtype=np.int64)
     return _kbest_surface_kernel(
-        np.ascontiguousarray(offsets, dtype=np.int64),
+        offsets,
         np.ascontiguousarray(intercepts, dtype=np.float64),
-        np.ascontiguousarray(slopes, dtype=np.float64),
-        np.ascontiguousarray(order, dtype=np.int64),
+        slopes,
+        order,
         np.ascontiguousarray(stats, dtype=np.float64),
     )
 
@@ -639,17 +657,18 @@ def kbest_surface_rows(
 def _kbest_surface_kernel(offsets, b, m, given_order, stats):  # pragma: no cover - compiled
     """Every sentence's first segment's statistics row; every later segment's left breakpoint and change
     in statistics (its row minus the previous segment's), in sentence order."""
-    segment_offsets, left, chosen = _kbest_kernel(offsets, b, m, given_order)
+    segment_offsets, left, chosen = _sweep(offsets, b, m, given_order, True)
     n, width = offsets.size - 1, stats.shape[1]
     firsts = np.empty((n, width))
     breakpoints = np.empty(left.size - n)
     deltas = np.empty((left.size - n, width))
-    counts = np.empty(n, np.int64)  # segments per sentence (a loop: np.diff took a second to compile)
+    counts = np.empty(n, np.int64)  # segments per sentence (loops: np.diff, row copies cost seconds to compile)
     k = 0
     for s in range(n):
         lo, hi = segment_offsets[s], segment_offsets[s + 1]
         counts[s] = hi - lo
-        firsts[s] = stats[chosen[lo]]
+        for j in range(width):
+            firsts[s, j] = stats[chosen[lo], j]
         for i in range(lo + 1, hi):
             breakpoints[k] = left[i]
             row, previous = chosen[i], chosen[i - 1]

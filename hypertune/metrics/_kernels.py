@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from hypertune.compiled import find_key, insert_key
+from hypertune.compiled import find_key, helper_jit, insert_key
 
 # Reference-length strategies (the integer codes the kernels understand).
 CLOSEST, SHORTEST, AVERAGE, IBM = 0, 1, 2, 3
@@ -153,7 +153,7 @@ def _reference_length(ref_lengths: np.ndarray, lo: int, hi: int, hyp_len: int, m
     return float(best)
 
 
-@nb.njit(cache=True)
+@helper_jit
 def _stats_range(
     lo: int,
     hi: int,

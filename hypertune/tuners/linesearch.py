@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from hypertune.choices import Plateau
+from hypertune.compiled import callee_jit
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,8 @@ def _merge_kernel(initial, breakpoints, deltas):  # pragma: no cover - compiled
     size, width = order.size, initial.size
     points = np.empty(size)
     stats = np.empty((size + 1, width))
-    stats[0] = initial
+    for j in range(width):  # loops, not row copies: their shape checks' messages cost a second to compile
+        stats[0, j] = initial[j]
     running = np.empty(width)
     groups = 0
     for i in range(size):
@@ -166,7 +168,7 @@ def _merge_kernel(initial, breakpoints, deltas):  # pragma: no cover - compiled
     return points[:groups], stats[: groups + 1]
 
 
-@numba.njit(cache=True, nogil=True)
+@callee_jit
 def _stable_order(values):  # pragma: no cover - compiled
     """``np.argsort(values, kind="stable")``: ascending, equal values (``-0.0 == 0.0``) in index order, NaN
     last; by a least-significant-digit radix sort of the IEEE 754 bits made order-preserving (negatives
@@ -186,20 +188,26 @@ def _stable_order(values):  # pragma: no cover - compiled
             keys[i] = ~bits[i]
         else:
             keys[i] = bits[i] | sign
-    order, other = np.arange(n), np.empty(n, np.int64)
+    order, other = np.empty(n, np.int64), np.empty(n, np.int64)
+    for i in range(n):
+        order[i] = i
     count = np.empty(257, np.int64)
     for byte in range(8):
         shift = np.uint64(8 * byte)
-        count[:] = 0
+        for b in range(257):
+            count[b] = 0
         for i in range(n):
-            count[((keys[i] >> shift) & np.uint64(255)) + 1] += 1
-        if count.max() == n:
+            count[np.int64((keys[i] >> shift) & np.uint64(255)) + 1] += 1
+        shared = False
+        for b in range(1, 257):
+            shared = shared or count[b] == n
+        if shared:
             continue
         for b in range(256):
             count[b + 1] += count[b]
         for i in range(n):
             j = order[i]
-            b = (keys[j] >> shift) & np.uint64(255)
+            b = np.int64((keys[j] >> shift) & np.uint64(255))
             other[count[b]] = j
             count[b] += 1
         order, other = other, order
