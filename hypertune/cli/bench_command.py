@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         _say(args, f"metrics suite ({args.hypotheses} hypotheses)")
         figures += metric_figures(args.hypotheses, args.seed)
     if args.suite in ("cold-start", "all"):
-        _say(args, "cold-start suite (README's main job on an empty numba cache; a minute or two)")
+        _say(args, "cold-start suite (README's main job on an empty numba cache, three times; minutes)")
         figures += cold_start_figures()
     for name, suite in SHARED_SUITES.items():
         if args.suite in (name, "all"):
