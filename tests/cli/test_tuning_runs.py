@@ -91,8 +91,8 @@ def best_of(scores: list[float], higher_is_better: bool) -> int:
 
 #: A run's JSON without --runs: what scripts and docs read, unchanged by --runs.
 ONE_RUN_KEYS = {"bleu_before", "bleu_after", "metric", "weights", "history", "seconds", "seed", "score_before",
-                "score_after", "higher_is_better", "kept_start", "line_searches", "restart_scores", "sentences",
-                "output", "sentence_ids"}  # fmt: skip
+                "score_after", "higher_is_better", "kept_start", "line_searches", "restart_scores", "optimizer",
+                "sentences", "output", "sentence_ids"}  # fmt: skip
 RUNS_KEYS = {"runs", "dev_score", "best_seed", "weights", "metric", "higher_is_better", "output", "sentences",
              "sentence_ids"}  # fmt: skip
 
