@@ -217,10 +217,9 @@ def _line(collector: _Collector, line: str, raw: str, path: str, number: int) ->
     collector.add_plain(name, _numbers(values, name, path, number)[0], number)
 
 
-def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, str | None]]:
-    """The weight lines of a moses.ini: ``(index, line without comment, section, old feature name)``, the
-    last ``None`` in ``[weight]`` and the feature's name in an old ``[weight-X]`` section. The one walk over
-    the sections, for the reader and the rewriter."""
+def _moses_ini_lines(lines: list[str]) -> Iterator[tuple[int, str, str]]:
+    """The non-empty lines of a moses.ini inside a section: ``(index, line without comment, section)``. The one
+    walk over the sections, for the weights' reader and rewriter and the ``[feature]`` names."""
     section = None
     for index, raw in enumerate(lines):
         line = raw.split("#", 1)[0].strip()
@@ -228,9 +227,17 @@ def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, s
             continue
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1].strip()
-        elif section == "weight":
+        elif section is not None:
+            yield index, line, section
+
+
+def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, str | None]]:
+    """The weight lines of a moses.ini: ``(index, line without comment, section, old feature name)``, the
+    last ``None`` in ``[weight]`` and the feature's name in an old ``[weight-X]`` section."""
+    for index, line, section in _moses_ini_lines(lines):
+        if section == "weight":
             yield index, line, section, None
-        elif section is not None and section.startswith("weight-"):
+        elif section.startswith("weight-"):
             key = section[len("weight-") :]
             yield index, line, section, _OLD_SECTIONS.get(key, key)
 
@@ -612,3 +619,39 @@ def _without_section(lines: list[str], name: str) -> list[str]:
         if section != name:
             out.append(raw)
     return out
+
+
+def moses_dense_names(text: str, path: str) -> list[str]:
+    """The canonical names of a moses.ini's dense feature values in Moses's order: the ``[feature]`` lines in
+    order (a line's ``name=``, else its type and a count of the unnamed ones of that type, ``Distortion0``, as
+    Moses's ``FeatureFunction::ParseLine`` names them), each with as many components as its ``[weight]`` line has
+    values (``num-features=`` without one; sparse features have none): ``TranslationModel0_0 .. _3``, ``LM0``."""
+    weights = parse_weights(text, path)
+    components: dict[str, int] = {}
+    for key in weights:
+        stem, _, index = key.rpartition("_")
+        if stem and index.isdigit():
+            components[stem] = components.get(stem, 0) + 1
+    names: list[str] = []
+    unnamed: dict[str, int] = {}
+    for position, line, section in _moses_ini_lines(text.splitlines()):
+        if section != "feature":
+            continue
+        number = position + 1
+        stub, *arguments = line.split()
+        options = dict(argument.partition("=")[::2] for argument in arguments)
+        name = options.get("name")
+        if name is None:
+            name = f"{stub}{unnamed.get(stub, 0)}"
+            unnamed[stub] = unnamed.get(stub, 0) + 1
+        if name in weights:
+            count = 1
+        elif name in components:
+            count = components[name]
+        else:
+            declared = options.get("num-features", "0")
+            if not declared.isdigit():
+                raise InputError(f"expected num-features=N, got {declared!r}", path, number)
+            count = int(declared)
+        names.extend(component_names(name, count) if count else [])
+    return names

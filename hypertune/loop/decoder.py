@@ -11,7 +11,8 @@ the loop with its exit status and the last lines of its log.
 A Moses extended search graph (``-output-search-graph-extended {lattices}``, ``-osgx``) prints each arc's dense
 feature values by position only; with a ``moses.ini`` as the decoder configuration the loop names them after
 the decoding (:meth:`DecoderConfig.finish_output`: Moses's dense order is the ``[feature]`` section's,
-:func:`moses_dense_names`) and keeps them as hypertune's corpus cache, which every later step reads fast.
+:func:`~hypertune.formats.weights.moses_dense_names`) and keeps them as hypertune's corpus cache, which every
+later step reads fast.
 
 ``--scorer CMD`` (a command run after each decoding that writes given scores of the new hypotheses, for a
 ``scores.NAME`` metric) is a template of the same kind, run the same way: its placeholders are
@@ -222,9 +223,12 @@ class DecoderConfig:
         return Weights(parse_weights(self.template, self.source or self.name))
 
     def dense_names(self) -> list[str] | None:
-        """The names of Moses's dense feature values in its order (:func:`moses_dense_names`), for a moses.ini."""
+        """The names of Moses's dense feature values in its order, for a moses.ini
+        (:func:`~hypertune.formats.weights.moses_dense_names`)."""
         if self.template is None or self.kind != "moses-ini":
             return None
+        from hypertune.formats.weights import moses_dense_names
+
         return moses_dense_names(self.template, self.source or self.name)
 
     def finish_output(self, folder: str, name: str) -> None:
@@ -275,46 +279,3 @@ class DecoderConfig:
             text = add_weights(text, rest, source)
         write_atomically(path, text)
         return path
-
-
-def moses_dense_names(text: str, path: str) -> list[str]:
-    """The canonical names of a moses.ini's dense feature values in Moses's order: the ``[feature]`` lines in
-    order (a line's ``name=``, else its type and a count of the unnamed ones of that type, ``Distortion0``, as
-    Moses's ``FeatureFunction::ParseLine`` names them), each with as many components as its ``[weight]`` line has
-    values (``num-features=`` without one; sparse features have none): ``TranslationModel0_0 .. _3``, ``LM0``."""
-    from hypertune.formats._common import component_names
-    from hypertune.formats.weights import parse_weights
-
-    weights = parse_weights(text, path)
-    components: dict[str, int] = {}
-    for key in weights:
-        stem, _, index = key.rpartition("_")
-        if stem and index.isdigit():
-            components[stem] = components.get(stem, 0) + 1
-    names: list[str] = []
-    unnamed: dict[str, int] = {}
-    section = None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
-            continue
-        if section != "feature" or not line:
-            continue
-        stub, *arguments = line.split()
-        options = dict(argument.partition("=")[::2] for argument in arguments)
-        name = options.get("name")
-        if name is None:
-            name = f"{stub}{unnamed.get(stub, 0)}"
-            unnamed[stub] = unnamed.get(stub, 0) + 1
-        if name in weights:
-            count = 1
-        elif name in components:
-            count = components[name]
-        else:
-            declared = options.get("num-features", "0")
-            if not declared.isdigit():
-                raise InputError(f"expected num-features=N, got {declared!r}", path, number)
-            count = int(declared)
-        names.extend(component_names(name, count) if count else [])
-    return names

@@ -17,7 +17,8 @@ import pytest
 from hypertune.algorithms import viterbi
 from hypertune.errors import InputError
 from hypertune.formats import detect_format, read_graphs
-from hypertune.loop.decoder import DecoderConfig, moses_dense_names
+from hypertune.formats.weights import moses_dense_names
+from hypertune.loop.decoder import DecoderConfig
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 
