@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import pickle
@@ -62,15 +63,26 @@ def timed_surfaces(
     return surfaces, time.perf_counter() - began
 
 
+def weights_digest(weights: Any) -> str:
+    """A short digest of tuned weights (names and exact values), to compare runs made by separate processes."""
+    text = "\n".join(f"{name} {float(value)!r}" for name, value in sorted(dict(weights).items()))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--jobs", type=int, default=2, help="threads of the single-process run")
+    parser.add_argument("--workers", type=int, default=2, help="local cluster's workers (0: no cluster run)")
+    parser.add_argument(
+        "--jobs", default="2", help="threads of the single-process run; several (1,4,16) make one run each"
+    )
     parser.add_argument("--graphs", type=int, default=500)
     parser.add_argument("--skip-local", action="store_true", help="only the cluster run")
     args = parser.parse_args(argv)
-    from hypertune.distributed import DaskShards, open_cluster
+    try:
+        jobs = [int(item) for item in args.jobs.split(",")]
+    except ValueError:
+        parser.error(f"--jobs: expected thread counts separated by commas, got {args.jobs!r}")
 
     folder = Path(args.corpus)
     weights = read_weights([str(folder / "dense"), str(folder / "sparse")])
@@ -88,14 +100,23 @@ def main(argv: list[str] | None = None) -> int:
         "edges": int(sum(g.num_edges for g in tuning.graphs)),
     }
     local = None
-    if not args.skip_local:
+    for count in [] if args.skip_local else jobs:
         began = time.perf_counter()
-        local = tuner(args.jobs).fit(tuning, weights)
-        report[f"local_{args.jobs}_threads_s"] = time.perf_counter() - began
-        report["line_searches"] = local.line_searches
-        report["bleu"] = [local.score_before, local.score_after]
+        run = tuner(count).fit(tuning, weights)
+        report[f"local_{count}_threads_s"] = time.perf_counter() - began
+        report["line_searches"] = run.line_searches
+        report["bleu"] = [run.score_before, run.score_after]
+        report["weights_sha1"] = weights_digest(run.weights)
+        if local is not None and (dict(local.weights) != dict(run.weights) or local.score_after != run.score_after):
+            report[f"local_{count}_threads_differs"] = True
+        local = local or run
         print(json.dumps(report), file=sys.stderr, flush=True)
     del tuning
+    if args.workers < 1:
+        print(json.dumps(report, indent=1))
+        return 0
+    from hypertune.distributed import DaskShards, open_cluster
+
     with open_cluster(f"local:{args.workers}", lambda line: print(line, file=sys.stderr)) as client:
         loader = functools.partial(load_bench_shard, args.corpus, args.graphs)
         with DaskShards(client, loader, BleuMetric(tokenize="none")) as shards:
@@ -104,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             run_searcher = ShardedSearcher(shards)
             result = _MertRun(tuner(), run_searcher).fit(weights)  # Mert.fit_shards, keeping the searcher's traffic
             report[f"cluster_{args.workers}_workers_s"] = time.perf_counter() - began
+            report["cluster_bleu"] = [result.score_before, result.score_after]
+            report["cluster_weights_sha1"] = weights_digest(result.weights)
             report["mean_bytes_per_line_search"] = float(np.mean(run_searcher.traffic))
             searcher = ShardedSearcher(shards)
             w0 = weights.vector(shards.feature_space)

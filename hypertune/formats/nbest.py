@@ -364,7 +364,9 @@ def _features(buf, start, end, out, names, ids, f):  # pragma: no cover - compil
             f += 1
             continue
         last = buf[e - 1]
-        if (last == 61 or last == 58) and e - s >= 2 and _plain_label(buf, s, e - 1):
+        # A token ending in '=' is a label whatever its name holds (Moses's rule, mert/Data.cpp: phrase-pair
+        # features such as PP_:~x= name phrases with ':' and '='); a legacy 'name:' label is a plain word.
+        if e - s >= 2 and (last == 61 or (last == 58 and _plain_label(buf, s, e - 1))):
             if label >= 0:
                 code = _end_group(out, ids, label, group_start, f, group)
                 if code:
