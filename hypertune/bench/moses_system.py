@@ -245,10 +245,20 @@ def parse_parts(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(parts)))
 
 
+#: Tuners with nothing random (the same decoder and start give the same run whatever the seed): run at seed 1 only.
+DETERMINISTIC = frozenset({"minrisk"})
+
+
 def plan(parts: Iterable[int], seeds: int) -> list[Run]:
-    """The runs of ``parts``, each once, seed by seed (seeds 1..N), in the order of the parts."""
+    """The runs of ``parts``, each once, seed by seed (seeds 1..N), in the order of the parts; a
+    :data:`DETERMINISTIC` tuner's run at seed 1 only."""
     keys = list(dict.fromkeys(key for part in sorted(parts) for key in PART_RUNS.get(part, ())))
-    return [Run(**{**asdict(RUNS[key]), "seed": seed}) for seed in range(1, seeds + 1) for key in keys]
+    return [
+        Run(**{**asdict(RUNS[key]), "seed": seed})
+        for seed in range(1, seeds + 1)
+        for key in keys
+        if seed == 1 or RUNS[key].tuner not in DETERMINISTIC
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ the runner

@@ -39,6 +39,14 @@ def test_plan_runs_each_run_once_per_seed() -> None:
     assert bench.plan((5,), seeds=3) == []  # part 5 compares what the others finished
 
 
+def test_plan_runs_minimum_risk_once() -> None:
+    # minimum risk draws nothing at random: seeds 2 and 3 would repeat seed 1's run exactly
+    names = [run.name for run in bench.plan((3,), seeds=2)]
+    assert names.count("ht-minrisk-hypergraph-s1") == 1
+    assert "ht-minrisk-hypergraph-s2" not in names
+    assert "ht-mira-nbest-s2" in names and "moses-pro-s2" in names
+
+
 class CountingBench(bench.Bench):
     """A bench whose runs are made up: it records which it executes."""
 
