@@ -46,7 +46,6 @@ from hypertune.formats._scan import (
     new_string_table,
     next_number,
     next_token,
-    parse_decimal,
     parse_integer,
     read_bytes,
     run_scan,
@@ -261,18 +260,12 @@ def _flag(out, index, start, end, name):  # pragma: no cover - compiled
 
 
 @_inline
-def _value(buf, start, end, out, f, name):  # pragma: no cover - compiled
-    """Store value ``f`` (or flag it for ``float()``)."""
-    exact, value = parse_decimal(buf, start, end)
-    out.values[f] = value
-    if not exact:
-        _flag(out, f, start, end, name)
-
-
-@_inline
-def _close_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
-    """Give the values ``first:last`` of a label their feature keys, now that the group's size is known
-    (from the last line's group in the same position when it had the same label and size)."""
+def _end_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
+    """Close the open group ``group`` of ``label`` (an error if it is empty): give its values ``first:last``
+    their feature keys, now that the group's size is known (from the last line's group in the same position
+    when it had the same label and size)."""
+    if first == last:
+        return fail(out.error, _LABEL_EMPTY, out.groups[group, 4], out.groups[group, 5])
     size = last - first
     remembered = group < out.groups.shape[0]
     if remembered and out.groups[group, 1] == label and out.groups[group, 2] == size:
@@ -288,14 +281,6 @@ def _close_group(out, ids, label, first, last, group):  # pragma: no cover - com
     if remembered and out.features[last - 1] - out.features[first] == size - 1:  # consecutive ids
         out.groups[group, 1], out.groups[group, 2], out.groups[group, 3] = label, size, out.features[first]
     return 0
-
-
-@_inline
-def _end_group(out, ids, label, first, last, group):  # pragma: no cover - compiled
-    """Close the open group ``group`` of ``label``: an error if it is empty."""
-    if first == last:
-        return fail(out.error, _LABEL_EMPTY, out.groups[group, 4], out.groups[group, 5])
-    return _close_group(out, ids, label, first, last, group)
 
 
 @_inline
@@ -340,7 +325,11 @@ def _other_token(buf, s, e, out, names, ids, label, group_start, f, group):  # p
     if key < 0:
         return TABLE_FULL, -1
     out.features[f] = key
-    _value(buf, q + 1, e, out, f, name)
+    # next_number reads the value (no space in it) as parse_decimal would: the scan compiles one number parser
+    _, _, exact, value = next_number(buf, q + 1, e)
+    out.values[f] = value
+    if not exact:
+        _flag(out, f, q + 1, e, name)
     return 0, -1
 
 
@@ -478,41 +467,77 @@ def _total(buf, out, h, start, end):  # pragma: no cover - compiled
     return 0
 
 
-@uncounted_jit  # the inlined helpers bind ``out``: counting its arrays' references halved the speed
-def _scan(buf, out, words, names, ids, zmert):  # pragma: no cover - compiled
-    """One pass over the lines: ``id ||| words ||| features ||| total [||| more]`` (Z-MERT: exactly
-    ``i ||| candidate ||| values``); blank lines are skipped. Stops at the first error (``out.error``).
-    ``out.sizes`` is brought up to date after every line."""
-    n = buf.size
-    sizes, bounds = out.sizes, out.bounds
+@_inline
+def _head(buf, line, out, words, h, w):  # pragma: no cover - compiled
+    """Fields 1 and 2 of hypothesis ``h``, whose line starts at ``line`` (its fields found by :func:`_fields`):
+    the sentence id and the words from ``w`` on. Returns the words so far, -1 when the table is full, -2 on
+    an error (``out.error``)."""
+    bounds = out.bounds
+    out.line_starts[h] = line
+    s, e = next_token(buf, line, bounds[0] - 3, False)
+    ok, sid = parse_integer(buf, s, e)
+    if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
+        fail(out.error, _SID, line, bounds[0] - 3)
+        return -2
+    out.sentence[h] = sid
+    return _words(buf, bounds[0], bounds[1] - 3, out, words, w)
+
+
+# One kernel per format (issue 33): a kernel with both formats' branches compiled the Z-MERT one for Moses
+# input too (numba types every branch; ``numba.literally`` types them once before its literal retry).
+
+
+@uncounted_jit  # the helpers bind ``out``: counting its arrays' references halved the speed
+def _scan_moses(buf, out, words, names, ids):  # pragma: no cover - compiled
+    """One pass over the lines of a Moses n-best list, ``id ||| words ||| features ||| total [||| more]``;
+    blank lines are skipped. Stops at the first error (``out.error``). ``out.sizes`` is brought up to date
+    after every line."""
+    bounds, sizes = out.bounds, out.sizes
     h, w, f = 0, 0, 0
     pos = 0
-    while pos < n:
+    while pos < buf.size:
         line = pos
         end, separators = _fields(buf, line, bounds)
         pos = end + 1
-        if separators == 0 and next_token(buf, line, end, False)[0] == end:
+        if separators == 0 and next_token(buf, line, end, False)[0] == end:  # a blank line
             continue
-        if separators < (2 if zmert else 3) or (zmert and separators != 2):
-            return fail(out.error, _ZMERT_FIELDS if zmert else _FIELDS, line, end, separators + 1)
-        out.line_starts[h] = line
-        s, e = next_token(buf, line, bounds[0] - 3, False)
-        ok, sid = parse_integer(buf, s, e)
-        if not ok or buf[s] == 45 or buf[s] == 43 or next_token(buf, e, bounds[0] - 3, False)[0] != bounds[0] - 3:
-            return fail(out.error, _SID, line, bounds[0] - 3)
-        out.sentence[h] = sid
-        w0, f0 = w, f
-        w = _words(buf, bounds[0], bounds[1] - 3, out, words, w)
-        if w < 0:
-            return TABLE_FULL
-        if zmert:
-            code, f = _positional(buf, bounds[1], end, out, ids, f)
-        else:
-            code, f = _features(buf, bounds[1], bounds[2] - 3, out, names, ids, f)
-        if code or (not zmert and _total(buf, out, h, bounds[2], bounds[3])):
+        if separators < 3:
+            return fail(out.error, _FIELDS, line, end, separators + 1)
+        w1 = _head(buf, line, out, words, h, w)
+        if w1 < 0:
+            return TABLE_FULL if w1 == -1 else out.error[0]
+        code, f1 = _features(buf, bounds[1], bounds[2] - 3, out, names, ids, f)
+        if code or _total(buf, out, h, bounds[2], bounds[3]):
             return code if code else out.error[0]
-        out.word_counts[h], out.feature_counts[h] = w - w0, f - f0
-        h += 1
+        out.word_counts[h], out.feature_counts[h] = w1 - w, f1 - f
+        h, w, f = h + 1, w1, f1
+        sizes[0], sizes[1], sizes[2] = h, w, f
+    return 0
+
+
+@uncounted_jit
+def _scan_zmert(buf, out, words, names, ids):  # pragma: no cover - compiled
+    """:func:`_scan_moses` for a Z-MERT candidate file: exactly ``i ||| candidate ||| values`` a line (``names``,
+    the labels' table, stays empty: the values are keyed by position)."""
+    bounds, sizes = out.bounds, out.sizes
+    h, w, f = 0, 0, 0
+    pos = 0
+    while pos < buf.size:
+        line = pos
+        end, separators = _fields(buf, line, bounds)
+        pos = end + 1
+        if separators == 0 and next_token(buf, line, end, False)[0] == end:  # a blank line
+            continue
+        if separators != 2:
+            return fail(out.error, _ZMERT_FIELDS, line, end, separators + 1)
+        w1 = _head(buf, line, out, words, h, w)
+        if w1 < 0:
+            return TABLE_FULL if w1 == -1 else out.error[0]
+        code, f1 = _positional(buf, bounds[1], end, out, ids, f)
+        if code:
+            return code
+        out.word_counts[h], out.feature_counts[h] = w1 - w, f1 - f
+        h, w, f = h + 1, w1, f1
         sizes[0], sizes[1], sizes[2] = h, w, f
     return 0
 
@@ -538,8 +563,9 @@ def _scan_file(data: bytes, zmert: bool) -> tuple[_Scanned, StringTable, StringT
             bounds=np.empty(4, np.int64),
         )
 
+    scan = _scan_zmert if zmert else _scan_moses
     out, (words, names, ids), code = run_scan(
-        lambda out, *tables: _scan(buf, out, *tables, zmert),
+        lambda out, *tables: scan(buf, out, *tables),
         arrays,
         (new_string_table, new_string_table, new_key_table),
         (1 << 14, 256, 1024),

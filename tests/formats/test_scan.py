@@ -123,8 +123,9 @@ def test_scan_kernels_count_no_references():
 
     if not hasattr(CPUTargetOptions, "_nrt"):
         pytest.skip("this numba has no _nrt option")
-    kernels = [nbest._scan, extractor._scan, moses_hypergraph._scan, moses_hypergraph._edge, json_cdec_grammar.scan,
-               json_cdec_grammar._read_edges, json_cdec_grammar._node, json_cdec_grammar._object]  # fmt: skip
+    kernels = [nbest._scan_moses, nbest._scan_zmert, extractor._scan, moses_hypergraph._scan, moses_hypergraph._edge,
+               json_cdec_grammar.scan, json_cdec_grammar._read_edges, json_cdec_grammar._node,
+               json_cdec_grammar._object]  # fmt: skip
     assert all(kernel.targetoptions.get("_nrt") is False for kernel in kernels)
 
 

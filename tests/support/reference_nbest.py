@@ -14,7 +14,9 @@ from hypertune.formats.io import open_text
 from hypertune.hypergraph import Hypergraph, from_kbest
 from hypertune.symbols import FeatureSpace, Vocabulary
 
-_LABEL = re.compile(r"^[^\s=:]+[=:]$")
+# a token ending in '=' is a label whatever its name holds, as Moses's mert/Data.cpp reads it (since 2026-11-27:
+# phrase-pair features such as PP_:~x= name phrases with ':' and '='); a legacy 'name:' label is a plain word
+_LABEL = re.compile(r"^(?:\S+=|[^\s=:]+:)$")
 
 
 def _lines(path: str):
