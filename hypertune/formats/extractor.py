@@ -22,14 +22,20 @@ Reading a FEATSTAT file picks up the SCORESTAT file next to it (``FEATSTAT`` -> 
 The reader is one compiled pass over the file's bytes (:mod:`hypertune.formats._scan`): lines and tokens
 split as ``str.split("\n")`` and ``str.split()`` split them, header numbers read as ``int()`` reads them,
 values equal ``float()`` of their text, and the first bad line stops it with an :class:`InputError`
-naming the line.
+naming the line. The file is read in pieces of whole blocks (:func:`_pieces`, about :data:`PIECE` bytes), so
+its text is never whole in memory: each piece's values go straight to the one array of the file's values
+(a dense file's feature block, a SCORESTAT file's statistics), its per-value codes are let go with it, and its
+errors name the line of the file, the first in the file's order as a reading of the whole file finds it.
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import re
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, cast
 
 import numba
 import numpy as np
@@ -52,7 +58,6 @@ from hypertune.formats._scan import (
     next_token,
     parse_decimal,
     parse_integer,
-    read_bytes,
     run_scan,
     same_bytes,
     scan_error,
@@ -62,6 +67,7 @@ from hypertune.formats._scan import (
     unicode_digit,
     unicode_digits,
 )
+from hypertune.formats.io import open_binary
 from hypertune.formats.kbest_batch import KbestBatch
 from hypertune.formats.registry import GraphFormat, SentenceIds, describe_sentence_ids, register
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
@@ -72,24 +78,37 @@ _BEGIN = re.compile(r"^(FEATURES|SCORES)_TXT_BEGIN_(\d+)$")
 _jit = numba.njit(cache=True, nogil=True)
 _inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
 
+PIECE = 1 << 20  # bytes of text read at a time (a piece grows to the end of a block: :func:`_pieces`)
+
 
 def read_featstat(
-    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None = None
+    path: str,
+    feature_space: FeatureSpace,
+    vocabulary: Vocabulary,
+    scorestat: str | None = None,
+    *,
+    piece: int = PIECE,
 ) -> list[Hypergraph]:
-    """A FEATSTAT file (with the statistics of ``scorestat`` when given, paired by sentence id)."""
-    read = _read_featstat(path, feature_space, vocabulary, scorestat, batch=False)
+    """A FEATSTAT file (with the statistics of ``scorestat`` when given, paired by sentence id); both read
+    in pieces of about ``piece`` bytes (:func:`_pieces`)."""
+    read = _read_featstat(path, feature_space, vocabulary, scorestat, False, piece)
     assert isinstance(read, list)
     return read
 
 
 def read_featstat_batch(
-    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None = None
+    path: str,
+    feature_space: FeatureSpace,
+    vocabulary: Vocabulary,
+    scorestat: str | None = None,
+    *,
+    piece: int = PIECE,
 ) -> list[Hypergraph] | KbestBatch:
     """:func:`read_featstat` as one :class:`~hypertune.formats.kbest_batch.KbestBatch` (no graph made) when the
     file's features are dense (one header of names for every block, no sparse ``name=value`` features, the
     feature space's columns in order) and every block's statistics have the same columns; otherwise the
-    graphs :func:`read_featstat` reads. The file's text is let go before the batch's arrays are made."""
-    return _read_featstat(path, feature_space, vocabulary, scorestat, batch=True)
+    graphs :func:`read_featstat` reads. The values go straight from each piece of text to the batch's arrays."""
+    return _read_featstat(path, feature_space, vocabulary, scorestat, True, piece)
 
 
 def read_featstat_input(
@@ -105,40 +124,44 @@ def read_featstat_input(
 
 
 def _read_featstat(
-    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None, batch: bool
+    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, scorestat: str | None, batch: bool, piece: int
 ) -> list[Hypergraph] | KbestBatch:
     scores, where = None, {}
     if scorestat is not None:
-        scores = _File(scorestat, "SCORES")
-        problems = list(scores.problems)
-        for b, sid in enumerate(scores.sids):
-            if sid in where:
-                problems.append((scores.block_end(b), scores.at_header(b, f"sentence {sid} appears twice")))
-                break
-            where[sid] = b
-        _raise_first(problems)
-        scores.keep_statistics()  # its rows copied out, its pass's arrays let go before the FEATSTAT pass
-    feats = _File(path, "FEATURES")
-    problems = list(feats.problems)
+        scores = _Blocks(scorestat, "SCORES", piece)
+
+        def twice(first: int, part: _Piece) -> list[tuple[int, InputError]]:
+            for b in range(first, len(scores.sids)):
+                sid = scores.sids[b]
+                if sid in where:
+                    return [(part.block_end(b - first), part.at_header(b - first, f"sentence {sid} appears twice"))]
+                where[sid] = b
+            return []
+
+        scores.read(twice)
+    feats = _Blocks(path, "FEATURES", piece)
+    features = _Features(feature_space)
     seen: set[int] = set()
-    counts = feats.counts()
-    rows = scores.counts() if scores is not None else []
-    for b, sid in enumerate(feats.sids):
-        message = None
-        if sid in seen:
-            message = f"sentence {sid} appears twice"
-        elif scores is not None:
-            if sid not in where:
-                message = f"sentence {sid} has no statistics in {scorestat}"
-            elif counts[b] != rows[where[sid]]:
-                message = (
-                    f"sentence {sid}: {counts[b]} hypotheses but {rows[where[sid]]} rows of statistics in {scorestat}"
-                )
-        if message is not None:
-            problems.append((feats.block_end(b), feats.at_header(b, message)))
-            break
-        seen.add(sid)
-    _raise_first(problems)
+    rows = scores.counts().tolist() if scores is not None else []
+
+    def pairing(first: int, part: _Piece) -> list[tuple[int, InputError]]:
+        counts = part.counts()
+        for b in range(first, len(feats.sids)):
+            sid, message = feats.sids[b], None
+            if sid in seen:
+                message = f"sentence {sid} appears twice"
+            elif scores is not None:
+                if sid not in where:
+                    message = f"sentence {sid} has no statistics in {scorestat}"
+                elif counts[b - first] != rows[where[sid]]:
+                    message = (f"sentence {sid}: {counts[b - first]} hypotheses but {rows[where[sid]]} rows of "
+                               f"statistics in {scorestat}")  # fmt: skip
+            if message is not None:
+                return [(part.block_end(b - first), part.at_header(b - first, message))]
+            seen.add(sid)
+        return []
+
+    feats.read(pairing, features.add)
     if scores is not None and len(seen) < len(where):
         sid = min(set(where) - seen)
         raise scores.at_header(where[sid], f"sentence {sid} has statistics but no features in {path}")
@@ -147,31 +170,29 @@ def _read_featstat(
     metadata, stats, per_graph = None, None, None
     if scores is not None:
         paired = [where[sid] for sid in feats.sids]
-        metric = scores.metrics()
+        metric = scores.texts_of_blocks()
         metadata = [{"stats_names": metric[m]} for m in paired]
         stats, per_graph = scores.statistics(paired)
-        del scores  # its text and arrays: the statistics are copied out
-    if batch and per_graph is None:
-        dense = _dense_values(feats, feature_space)
-        if dense is not None:
-            return KbestBatch(
-                feats.list_offsets(),
-                (feature_space, vocabulary),
-                dense,
-                stats=stats,
-                widths=np.full(len(feats.sids), dense.shape[1], np.int64),
-                sentence_ids=feats.sids,
-                metadata=metadata,
-            )
-    widths, features = _feature_matrix(feats, feature_space)
+        del scores  # the statistics are the rows of its values (or a copy of them in the features' order)
+    values = feats.values.result()
+    dense = features.dense(values) if batch and per_graph is None else None
+    if dense is not None:
+        return KbestBatch(
+            feats.list_offsets(),
+            (feature_space, vocabulary),
+            dense,
+            stats=stats,
+            widths=np.full(len(feats.sids), dense.shape[1], np.int64),
+            sentence_ids=feats.sids,
+            metadata=metadata,
+        )
+    matrix = features.matrix(values)
     try:
         graphs = kbest_lattices(
-            KbestLists(
-                feats.list_offsets(), np.zeros(0, np.int64), np.zeros(int(feats.out.sizes[1]) + 1, np.int64), features
-            ),
+            KbestLists(feats.list_offsets(), np.zeros(0, np.int64), np.zeros(matrix.shape[0] + 1, np.int64), matrix),
             feature_space,
             vocabulary,
-            widths=widths,
+            widths=features.widths(),
             sentence_ids=feats.sids,
             metadata=metadata,
             hypothesis_stats=stats,
@@ -182,14 +203,16 @@ def _read_featstat(
     return graphs
 
 
-def read_scorestat(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+def read_scorestat(
+    path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, *, piece: int = PIECE
+) -> list[Hypergraph]:
     """SCORESTAT alone: k-best lattices without features, with ``edge_stats``."""
-    scores = _File(path, "SCORES")
-    _raise_first(list(scores.problems))
+    scores = _Blocks(path, "SCORES", piece)
+    scores.read(lambda first, part: [])
     if not scores.sids:
         raise InputError("no SCORES_TXT_BEGIN_0 block in the file", path, 1)
-    hypotheses = int(scores.out.sizes[1])
-    metric = scores.metrics()
+    hypotheses = int(scores.counts().sum())
+    metric = scores.texts_of_blocks()
     stats, per_graph = scores.statistics(list(range(len(scores.sids))))
     graphs = kbest_lattices(
         KbestLists(
@@ -221,15 +244,15 @@ def sibling(path: str, kind: str) -> str | None:
     return None
 
 
-def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary) -> list[Hypergraph]:
+def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, *, piece: int = PIECE) -> list[Hypergraph]:
     from hypertune.formats.io import read_head
 
     if read_head(path, 64).lstrip().startswith("SCORES_TXT_BEGIN"):
         features = sibling(path, "FEATURES")
         if features is None:
-            return read_scorestat(path, feature_space, vocabulary)
-        return read_featstat(features, feature_space, vocabulary, path)
-    return read_featstat(path, feature_space, vocabulary, sibling(path, "SCORES"))
+            return read_scorestat(path, feature_space, vocabulary, piece=piece)
+        return read_featstat(features, feature_space, vocabulary, path, piece=piece)
+    return read_featstat(path, feature_space, vocabulary, sibling(path, "SCORES"), piece=piece)
 
 
 def sniff(head: str) -> bool:
@@ -576,7 +599,7 @@ _MESSAGES = {
 
 
 class _Pass(NamedTuple):
-    """One try of the compiled pass over a file: its arrays, the numbers of the headers Python read, and
+    """One try of the compiled pass over a piece: its arrays, the numbers of the headers Python read, and
     the problem of a header Python refused."""
 
     out: _Scanned
@@ -584,36 +607,159 @@ class _Pass(NamedTuple):
     problems: list[tuple[int, InputError]]
 
 
-def _arrays(lines: int, tokens: int) -> _Scanned:
-    """The arrays of a pass over a file of at most ``lines`` lines and ``tokens`` tokens."""
+def _arrays(blocks: int, lines: int, tokens: int, values: np.ndarray) -> _Scanned:
+    """The arrays of a pass over a piece of at most ``blocks`` blocks, ``lines`` lines and ``tokens`` tokens, its
+    values written to ``values`` (room for ``tokens`` of them)."""
     return _Scanned(
-        blocks=np.zeros((lines, 9), np.int64),
-        numbers=np.zeros((lines, 3), np.int64),
+        blocks=np.zeros((blocks, 9), np.int64),
+        numbers=np.zeros((blocks, 3), np.int64),
         value_counts=np.zeros(lines, np.int64),
         features=np.empty(tokens, np.int32),  # codes: a name's table id, or -(column + 1)
-        values=np.empty(tokens, np.float64),
+        values=values,
         flagged=np.empty((tokens, 4), np.int64),
         sizes=np.zeros(5, np.int64),
         error=new_error(),
     )
 
 
-class _File:
-    """One FEATSTAT (``kind`` "FEATURES") or SCORESTAT ("SCORES") file after the compiled pass: its complete
-    blocks, and ``problems``, (key, error) pairs of which the reader raises the one of smallest key (a byte
-    offset, or for a block-level check the end of the block): the error the line-by-line reading meets
+def _pieces(path: str, kind: str, size: int) -> Iterator[tuple[bytearray, int, int | None]]:
+    """The text of ``path`` as :func:`~hypertune.formats.io.read_bytes` gives it (decompressed, without a
+    byte-order mark, UTF-8, line ends ``\\n``), in pieces of whole blocks: about ``size`` bytes read, cut just
+    after the last line that starts with ``<kind>_TXT_END_`` (the last line of a block; a line starting so
+    anywhere else is an error at that line, so a piece scans as the whole text would up to its end), the last
+    piece at the end of the file. With each piece: the bytes read before it and the file's size when it is not
+    compressed (else ``None``). The same errors as ``read_bytes``, a piece's UTF-8 error at its byte in
+    the file."""
+    what = _WHAT[kind]
+    mark = b"\n" + kind.encode() + b"_TXT_END_"
+    try:
+        stream = open_binary(path)
+        plain = path != "-" and isinstance(stream.raw, io.FileIO) and os.path.isfile(path)  # not decompressed
+        total = os.path.getsize(path) if plain else None
+    except (FileNotFoundError, IsADirectoryError, OSError) as error:
+        raise _unreadable(error, path, what) from None
+    with stream:
+        carry, done, want = b"", 0, size
+        while True:
+            buf = bytearray(len(carry) + want)
+            buf[: len(carry)] = carry
+            got = _fill(stream, buf, len(carry), path, what)
+            del buf[len(carry) + got :]
+            end = got < want  # the end of the file
+            cut = len(buf) if end else _cut(buf, mark)
+            if cut == 0 and not end:  # no block ends in it: read on, twice as much
+                carry, want = bytes(buf), 2 * want
+                continue
+            carry = bytes(buf[cut:])
+            del buf[cut:]
+            if not buf.isascii():  # ASCII is UTF-8
+                try:
+                    buf.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    at = done + error.start
+                    raise InputError(f"not UTF-8 text ({error.reason} at byte {at}); expected a {what}", path) from None
+            if buf.find(b"\r") >= 0:
+                buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if buf:
+                yield buf, done, total
+            if end:
+                return
+            done += cut
+            want = size
+
+
+def _cut(buf: bytearray, mark: bytes) -> int:
+    """Where ``buf`` is cut: after the newline ending the last line that starts with ``mark[1:]`` and ends in
+    ``buf`` (0: none does)."""
+    stop = len(buf)
+    while True:
+        at = buf.rfind(mark, 0, stop)
+        if at < 0:
+            return 0
+        newline = buf.find(b"\n", at + 1)
+        if newline >= 0:
+            return newline + 1
+        stop = at
+
+
+def _fill(stream: io.BufferedReader, buf: bytearray, start: int, path: str, what: str) -> int:
+    """Read into ``buf[start:]`` until it is full or the file ends; the number of bytes read."""
+    got = 0
+    with memoryview(buf) as view:
+        while start + got < len(buf):
+            try:
+                n = stream.readinto(view[start + got :])
+            except OSError as error:
+                raise _unreadable(error, path, what) from None
+            if not n:
+                break
+            got += n
+    return got
+
+
+def _unreadable(error: OSError, path: str, what: str) -> InputError:
+    """The error :func:`~hypertune.formats.io.read_bytes` gives for a file it cannot read."""
+    if isinstance(error, FileNotFoundError):
+        return InputError(f"no such {what}", path)
+    if isinstance(error, IsADirectoryError):
+        return InputError(f"is a directory, expected a {what}", path)
+    return InputError(f"cannot read the {what} ({error.strerror or error})", path)
+
+
+class _Growing:
+    """An array filled piece after piece: made, once a piece has shown how many entries a byte of the file
+    gives, as large as the whole file foretells and an eighth more (pages of ``np.empty`` that are never
+    written take no memory), so that the filled entries are copied once, and only those of the first piece;
+    a compressed file (whose size says nothing) doubles it as it fills."""
+
+    def __init__(self, dtype: type) -> None:
+        self.array: np.ndarray = np.empty(0, dtype)
+        self.size = 0
+
+    def room(self, needed: int, done: int, total: int | None) -> np.ndarray:
+        """A view of ``needed`` entries after the filled ones (``done`` bytes of a file of ``total`` read)."""
+        want = self.size + needed
+        if want > self.array.size:
+            guess = self.size * total // done if total and done else 2 * self.array.size
+            array = np.empty(max(want, guess + guess // 8), self.array.dtype)
+            array[: self.size] = self.array[: self.size]
+            self.array = array
+        return self.array[self.size : want]
+
+    def extend(self, values: np.ndarray, done: int, total: int | None) -> None:
+        self.room(values.size, done, total)[:] = values
+        self.size += values.size
+
+    def result(self) -> np.ndarray:
+        """The filled entries (a view)."""
+        return self.array[: self.size]
+
+
+Problems = list[tuple[int, InputError]]
+
+
+class _Piece:
+    """One compiled pass over a piece of a FEATSTAT (``kind`` "FEATURES") or SCORESTAT ("SCORES") file
+    (:func:`_pieces`), after ``lines`` lines of the file, its values written to ``room(bound on their number)``:
+    its complete blocks,
+    and ``problems``, (key, error) pairs of which the reader raises the one of smallest key (a byte offset in
+    the piece, or for a block-level check the end of the block): the error the line-by-line reading meets
     first."""
 
-    def __init__(self, path: str, kind: str) -> None:
-        self.path, self.kind = path, kind
-        self.kept: tuple[np.ndarray | None, list[np.ndarray] | None] | None = None  # keep_statistics
-        self.data = data = read_bytes(path, _WHAT[kind])
+    def __init__(self, data: bytearray, kind: str, path: str, lines: int, room: Callable[[int], np.ndarray]) -> None:
+        # the text read in place: a bytearray, whose methods the readers' helpers use are those of bytes
+        self.path, self.kind, self.data, self.before = path, kind, cast(bytes, data), lines
         self.buf = np.frombuffer(data, dtype=np.uint8)
         unusual = not data.isascii() and re.search(rb"_TXT_BEGIN_[0-9]*[\x80-\xff]", data)
         self.digits = unicode_digits() if unusual else NO_DIGITS
         lines, tokens = text_bounds(self.buf)
+        self.lines = int(lines) - 1  # its newlines
+        values = room(int(tokens))
         state, (self.names, self.texts), code = run_scan(
-            self._scan, lambda _: _Pass(_arrays(lines, tokens), {}, []), (new_string_table, new_string_table), (256, 64)
+            self._scan,
+            lambda _: _Pass(_arrays(lines // 3 + 1, lines, tokens, values), {}, []),  # a block takes 3 lines
+            (new_string_table, new_string_table),
+            (256, 64),
         )
         self.out, self.given = out, given = state.out, state.given
         complete = int(out.sizes[0])
@@ -625,6 +771,11 @@ class _File:
         # the scan's error first: on a tie (a line that starts with a bad value and has too few fields) it wins
         self.problems = state.problems or ([self._scan_error()] if code else [])
         self.problems += self._flagged()
+        self.problems = [(key, self._moved(error)) for key, error in self.problems]
+
+    def _moved(self, error: InputError) -> InputError:
+        """``error`` (at a line of the piece) at its line in the file."""
+        return InputError(error.reason, error.path, None if error.line is None else error.line + self.before)
 
     def _scan(self, state: _Pass, names: StringTable, texts: StringTable) -> int:
         """The compiled pass, handed the numbers of every header it leaves to Python (:func:`_header`)."""
@@ -645,7 +796,7 @@ class _File:
             handed[:] = (1, *(min(x, _LARGEST) for x in numbers))
             out.error[:] = 0
 
-    def _flagged(self) -> list[tuple[int, InputError]]:
+    def _flagged(self) -> Problems:
         """``float()`` of the values the compiled pass left; the first bad one as a located error."""
         out, data = self.out, self.data
         index, starts, ends, name = out.flagged[: out.sizes[3]].T
@@ -667,18 +818,105 @@ class _File:
         fields = {"sid": sid, "count": count, "columns": columns, "kind": self.kind, "suffix": suffix}
         return int(out.error[1]), scan_error(data, out.error, _MESSAGES, self.path, ("number",), **fields)
 
-    def counts(self) -> list[int]:
+    def counts(self) -> np.ndarray:
         """The number of hypotheses of every complete block."""
-        return self.out.numbers[: len(self.sids), 1].tolist()
+        return self.out.numbers[: len(self.sids), 1]
 
     def block_end(self, b: int) -> int:
         return int(self.out.blocks[b, _B_END])
 
     def at_header(self, b: int, message: str) -> InputError:
-        return located(self.data, int(self.out.blocks[b, _B_LINE]), message, self.path)
+        return self._moved(located(self.data, int(self.out.blocks[b, _B_LINE]), message, self.path))
+
+    def header_lines(self) -> np.ndarray:
+        """The line in the file of every complete block's header: a block is its header, its hypotheses and
+        its END line; only blank lines lie between blocks."""
+        blocks = self.out.blocks[: len(self.sids)]
+        starts = blocks[:, _B_LINE]
+        after = np.concatenate([np.zeros(1, np.int64), blocks[:-1, _B_END] + 1])  # where each gap begins
+        gaps = np.zeros(starts.size, np.int64)
+        for b in np.flatnonzero(starts > after).tolist():
+            gaps[b] = self.data.count(b"\n", int(after[b]), int(starts[b]))
+        lines = gaps + np.concatenate([np.zeros(1, np.int64), self.counts()[:-1] + 2])
+        return self.before + 1 + np.cumsum(lines)
+
+    def header_texts(self) -> list[str]:
+        """The header text after the numbers (names or metric) of every interned text, in table order."""
+        return [string_at(self.data, self.texts, k) for k in range(int(self.texts.used[0]))]
+
+
+class _Blocks:
+    """A FEATSTAT (``kind`` "FEATURES") or SCORESTAT ("SCORES") file read piece by piece (:func:`_pieces`):
+    per block its sentence id, hypotheses, columns, header text (``texts[text_ids[b]]``), header line and first
+    value; every value in one array (``values``)."""
+
+    def __init__(self, path: str, kind: str, piece: int) -> None:
+        self.path, self.kind, self.piece = path, kind, piece
+        self.sids: list[int] = []
+        self.texts: list[str] = []
+        self._text_ids: dict[str, int] = {}
+        self._parts: dict[str, list[np.ndarray]] = {"numbers": [], "text": [], "line": [], "first": []}
+        self.values = _Growing(np.float64)
+
+    def read(
+        self,
+        check: Callable[[int, _Piece], Problems],
+        take: Callable[[int, _Piece, int, int | None], None] | None = None,
+    ) -> None:
+        """Every piece: scanned, its blocks added, ``check(first block, piece)`` (block-level problems), then
+        ``take(first block, piece, bytes read, file size)``. The first problem of the first piece with one is
+        raised once the rest of the text was read (an unreadable or non-UTF-8 file is that error first, as a
+        reading of the whole file finds it)."""
+        pieces = _pieces(self.path, self.kind, self.piece)
+        lines = 0
+        for data, done, total in pieces:
+            part = _Piece(
+                data, self.kind, self.path, lines, functools.partial(self.values.room, done=done, total=total)
+            )
+            first = len(self.sids)
+            self._add(part)
+            problems = part.problems + check(first, part)
+            if problems:
+                for _ in pieces:
+                    pass
+                _raise_first(problems)
+            if take is not None:
+                take(first, part, done, total)
+            lines += part.lines
+            del part, data  # its view of the values, before they grow
+
+    def _add(self, part: _Piece) -> None:
+        """The piece's complete blocks (its values are in place)."""
+        out = part.out
+        blocks = len(part.sids)
+        self.sids += part.sids
+        local = np.zeros(max(int(part.texts.used[0]), 1), np.int64)  # the piece's text ids -> the file's
+        for k, text in enumerate(part.header_texts()):
+            local[k] = self._text_ids.setdefault(text, len(self._text_ids))
+            if local[k] == len(self.texts):
+                self.texts.append(text)
+        parts = self._parts
+        parts["numbers"].append(out.numbers[:blocks, 1:].copy())
+        parts["text"].append(local[out.blocks[:blocks, _B_TEXT]])
+        parts["line"].append(part.header_lines())
+        parts["first"].append(out.blocks[:blocks, _B_VALUE] + self.values.size)
+        self.values.size += int(out.sizes[2])
+
+    def _column(self, name: str, k: int) -> np.ndarray:
+        parts = self._parts[name]
+        if len(parts) > 1:
+            parts[:] = [np.concatenate(parts)]
+        return parts[0][:, k] if parts and parts[0].ndim == 2 else (parts[0] if parts else np.zeros(0, np.int64))
+
+    def counts(self) -> np.ndarray:
+        """The number of hypotheses of every block."""
+        return self._column("numbers", 0)
 
     def list_offsets(self) -> np.ndarray:
-        return offsets_from_counts(self.out.numbers[: len(self.sids), 1])
+        return offsets_from_counts(self.counts())
+
+    def at_header(self, b: int, message: str) -> InputError:
+        return InputError(message, self.path, int(self._column("line", 0)[b]))
 
     def located_hypothesis(self, error: GraphError) -> InputError:
         """``error`` at the line of the hypothesis it names (``error.item``), else at the file."""
@@ -686,60 +924,33 @@ class _File:
             return InputError(str(error), self.path)
         offsets = self.list_offsets()
         block = int(np.searchsorted(offsets, error.item, "right")) - 1
-        header = self.data.count(b"\n", 0, int(self.out.blocks[block, _B_LINE])) + 1
+        header = int(self._column("line", 0)[block])
         return InputError(str(error).split(": ", 1)[1], self.path, header + 1 + error.item - int(offsets[block]))
+
+    def text_ids(self) -> np.ndarray:
+        """The id of every block's header text in ``texts``."""
+        return self._column("text", 0)
 
     def texts_of_blocks(self) -> list[str]:
         """The header text after the numbers (names or metric) of every block, as its tokens joined by spaces."""
-        cache: dict[int, str] = {}
-        out = []
-        for k in self.out.blocks[: len(self.sids), _B_TEXT].tolist():
-            text = cache.get(k)
-            if text is None:
-                text = cache[k] = " ".join(string_at(self.data, self.texts, k).split())
-            out.append(text)
-        return out
+        joined = [" ".join(text.split()) for text in self.texts]
+        return [joined[k] for k in self.text_ids().tolist()]
 
-    def metrics(self) -> list[str]:
-        return self.texts_of_blocks()
-
-    def keep_statistics(self) -> None:
-        """Keep the rows of every block (:meth:`statistics` in file order) and let the pass's per-value
-        arrays go: :meth:`statistics` then takes its rows from them."""
-        self.kept = self.statistics(list(range(len(self.sids))), view=True)
-        out = self.out  # the values stay only as far as the rows are a view of them
-        self.out = out._replace(values=np.zeros(0, out.values.dtype), features=np.zeros(0, out.features.dtype),
-                                flagged=np.zeros((0, out.flagged.shape[1]), out.flagged.dtype))  # fmt: skip
-
-    def statistics(self, paired: list[int], view: bool = False) -> tuple[np.ndarray | None, list[np.ndarray] | None]:
+    def statistics(self, paired: list[int]) -> tuple[np.ndarray | None, list[np.ndarray] | None]:
         """The SCORESTAT rows of blocks ``paired`` in that order: one matrix when they have the same number
-        of columns, else a matrix per block (``view``: the pass's values themselves when they lie in that
-        order, one block after another, rather than a copy)."""
-        kept = self.kept
-        if kept is not None:
-            table, per_block = kept
-            if per_block is not None:
-                return None, [per_block[b] for b in paired]
-            assert table is not None
-            if paired == list(range(len(self.sids))):
-                return table, None
-            offsets = self.list_offsets()
-            index = np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in paired] + [np.zeros(0, np.int64)])
-            return table[index], None
-        out = self.out
+        of columns (the values themselves when ``paired`` is every block in order), else a matrix per block."""
+        values = self.values.result()
         paired_array = np.asarray(paired, dtype=np.int64)
-        counts = out.numbers[paired_array, 1]
-        columns = out.numbers[paired_array, 2]
-        starts = out.blocks[paired_array, _B_VALUE]
-        values = out.values
+        counts = self.counts()[paired_array]
+        columns = self._column("numbers", 1)[paired_array]
+        starts = self._column("first", 0)[paired_array]
         if columns.size and np.all(columns == columns[0]):
             width = int(columns[0])
             if width == 0:
                 return np.zeros((int(counts.sum()), 0)), None
             lengths = counts * width
-            first = int(starts[0]) if starts.size else 0
-            if view and np.array_equal(starts, first + offsets_from_counts(lengths)[:-1]):
-                return values[first : first + int(lengths.sum())].reshape(-1, width), None
+            if np.array_equal(paired_array, np.arange(len(self.sids))):  # the blocks' values one after another
+                return values.reshape(-1, width), None
             index = np.repeat(starts - offsets_from_counts(lengths)[:-1], lengths) + np.arange(int(lengths.sum()))
             return values[index].reshape(-1, width), None
         return None, [
@@ -771,72 +982,109 @@ def _columns(codes, value_counts, hypotheses, first, table, sparse):  # pragma: 
     return out
 
 
-def _dense_values(feats: _File, feature_space: FeatureSpace) -> np.ndarray | None:
-    """The features of every hypothesis as one row-major float64 matrix (a view of the pass's values, the
-    file's text let go) when they are dense: one header of names for all blocks, interned as the feature
-    space's columns ``0, 1, ...`` in order, and no sparse features; else ``None`` (nothing let go)."""
-    out, data = feats.out, feats.data
-    blocks = len(feats.sids)
-    hypotheses, num_values = int(out.sizes[1]), int(out.sizes[2])
-    if int(feats.names.used[0]) or len(feature_space):  # sparse names, or columns interned before this file
-        return None
-    text_ids = out.blocks[:blocks, _B_TEXT]
-    if np.any(text_ids != text_ids[0]):
-        return None
-    names = collapse_single_components(string_at(data, feats.texts, int(text_ids[0])).split())
-    width = len(names)
-    if len(set(names)) != width or num_values != hypotheses * width:
-        return None
-    if np.any(out.value_counts[:hypotheses] != width):
-        return None
-    if not np.array_equal(feature_space.indices(names), np.arange(width)):
-        return None
-    feats.data, feats.buf = b"", np.zeros(0, np.uint8)  # the text: no error can be found past this point
-    return out.values[:num_values].reshape(hypotheses, width)
+class _Features:
+    """The features of a FEATSTAT file's pieces, interned as reading the blocks one by one interns them (a
+    block's dense names in header order, then its new sparse names in order of appearance), with every block's
+    width (the feature space's size once it was read). While every block has the same header and no sparse
+    features (Moses's extractor without sparse features), only the values are kept (:meth:`dense`); from the
+    first other block on, every value's column and every hypothesis's number of values as well (:meth:`matrix`)."""
 
+    def __init__(self, feature_space: FeatureSpace) -> None:
+        self.space = feature_space
+        self.empty = len(feature_space) == 0  # then a dense file's names are its columns 0, 1, ...
+        self.names: dict[str, np.ndarray] = {}  # a header text's dense columns
+        self.header: str | None = None  # the header text of every block so far, while they are all dense
+        self.hypotheses = 0
+        self.columns: _Growing | None = None  # from the first block that is not dense on
+        self.value_counts = _Growing(np.int64)
+        self.block_widths: list[np.ndarray] = []
 
-def _feature_matrix(feats: _File, feature_space: FeatureSpace) -> tuple[np.ndarray, sp.csr_matrix]:
-    """The features of every hypothesis, interned as reading the blocks one by one interns them (a block's
-    dense names in header order, then its new sparse names in order of appearance), and every block's
-    width (the feature space's size once it was read)."""
-    out, data = feats.out, feats.data
-    blocks = len(feats.sids)
-    hypotheses, num_values = int(out.sizes[1]), int(out.sizes[2])
-    text_ids = out.blocks[:blocks, _B_TEXT].tolist()
-    name_ends = out.blocks[:blocks, _B_NAMES].tolist()
-    dense: dict[int, np.ndarray] = {}
-    sparse = np.zeros(int(feats.names.used[0]), np.int64)
-    done = 0
-    widths = np.empty(blocks, np.int64)
-    for b in range(blocks):
-        k = text_ids[b]
-        if k not in dense:
-            canonical = collapse_single_components(string_at(data, feats.texts, k).split())
-            dense[k] = feature_space.indices(canonical)
-        if name_ends[b] > done:
-            sparse[done : name_ends[b]] = feature_space.indices(
-                string_at(data, feats.names, i) for i in range(done, name_ends[b])
-            )
-            done = name_ends[b]
-        widths[b] = len(feature_space)
-    order = sorted(dense)
-    table = np.concatenate([dense[k] for k in order] + [np.zeros(0, np.int64)])
-    first = np.zeros(max(order) + 1, np.int64)
-    first[order] = offsets_from_counts([dense[k].size for k in order])[:-1]
-    value_counts = out.value_counts[:hypotheses]
-    columns = _columns(
-        out.features[:num_values],
-        value_counts,
-        out.numbers[:blocks, 1],
-        first[out.blocks[:blocks, _B_TEXT]],
-        table,
-        sparse,
-    )
-    features = sp.csr_matrix(
-        (out.values[:num_values], columns, offsets_from_counts(value_counts)),
-        shape=(hypotheses, len(feature_space)),
-    )
-    return widths, features
+    def _dense_columns(self, text: str) -> np.ndarray:
+        columns = self.names.get(text)
+        if columns is None:
+            columns = self.names[text] = self.space.indices(collapse_single_components(text.split()))
+        return columns
+
+    def add(self, first: int, part: _Piece, done: int, total: int | None) -> None:
+        """The blocks of ``part`` (numbered from ``first`` in the file)."""
+        out = part.out
+        blocks = len(part.sids)
+        hypotheses, num_values = int(out.sizes[1]), int(out.sizes[2])
+        texts = part.header_texts()
+        text_ids = out.blocks[:blocks, _B_TEXT]
+        if self.header is None and first == 0 and blocks:
+            self.header = texts[int(text_ids[0])]
+        same = blocks == 0 or (len(texts) == 1 and texts[0] == self.header) or bool(
+            np.all(np.asarray([t == self.header for t in texts])[text_ids]))  # fmt: skip
+        if self.columns is None and same and not int(part.names.used[0]):
+            if blocks:
+                self._dense_columns(texts[int(text_ids[0])])
+            self.block_widths.append(np.full(blocks, len(self.space), np.int64))
+            self.hypotheses += hypotheses
+            return
+        if self.columns is None:  # the first block that is not dense: the columns of those before
+            self.columns = _Growing(np.int64)
+            if self.hypotheses:
+                assert self.header is not None
+                dense = self._dense_columns(self.header)
+                self.columns.extend(np.tile(dense, self.hypotheses), done, total)
+                self.value_counts.extend(np.full(self.hypotheses, dense.size, np.int64), done, total)
+            self.header = None
+        name_ends = out.blocks[:blocks, _B_NAMES].tolist()
+        sparse = np.zeros(int(part.names.used[0]), np.int64)
+        done_names = 0
+        widths = np.empty(blocks, np.int64)
+        first_column: dict[int, int] = {}
+        table: list[np.ndarray] = []
+        for b, k in enumerate(text_ids.tolist()):
+            if k not in first_column:
+                first_column[k] = sum(t.size for t in table)
+                table.append(self._dense_columns(texts[k]))
+            if name_ends[b] > done_names:
+                sparse[done_names : name_ends[b]] = self.space.indices(
+                    string_at(part.data, part.names, i) for i in range(done_names, name_ends[b])
+                )
+                done_names = name_ends[b]
+            widths[b] = len(self.space)
+        starts = np.zeros(max(int(part.texts.used[0]), 1), np.int64)
+        starts[list(first_column)] = list(first_column.values())
+        value_counts = out.value_counts[:hypotheses]
+        columns = _columns(
+            out.features[:num_values],
+            value_counts,
+            out.numbers[:blocks, 1],
+            starts[text_ids],
+            np.concatenate([*table, np.zeros(0, np.int64)]),
+            sparse,
+        )
+        self.columns.extend(columns, done, total)
+        self.value_counts.extend(value_counts, done, total)
+        self.block_widths.append(widths)
+        self.hypotheses += hypotheses
+
+    def widths(self) -> np.ndarray:
+        return np.concatenate([*self.block_widths, np.zeros(0, np.int64)])
+
+    def dense(self, values: np.ndarray) -> np.ndarray | None:
+        """The values as one row-major matrix, hypotheses x feature space, when every block was dense, the
+        feature space was empty before and the header's names are distinct (its columns 0, 1, ...)."""
+        if self.columns is not None or not self.empty or self.header is None:
+            return None
+        width = len(self.names[self.header])
+        if width != len(self.space) or values.size != self.hypotheses * width:
+            return None
+        return values.reshape(self.hypotheses, width)
+
+    def matrix(self, values: np.ndarray) -> sp.csr_matrix:
+        """The values as a CSR matrix, one row per hypothesis, as wide as the feature space."""
+        if self.columns is None:  # every block dense (the same columns)
+            dense = self._dense_columns(self.header) if self.header is not None else np.zeros(0, np.int64)
+            columns, value_counts = np.tile(dense, self.hypotheses), np.full(self.hypotheses, dense.size, np.int64)
+        else:
+            columns, value_counts = self.columns.result(), self.value_counts.result()
+        return sp.csr_matrix(
+            (values, columns, offsets_from_counts(value_counts)), shape=(self.hypotheses, len(self.space))
+        )
 
 
 FORMAT = register(GraphFormat("moses-extractor", "Moses extractor FEATSTAT/SCORESTAT files", sniff, read))

@@ -22,11 +22,27 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "extractor"
 
 
-def both(call):
+class InPieces:
+    """The compiled reader reading its files in pieces of ``size`` bytes (grown to the end of a block)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def read(self, *args):
+        return extractor.read(*args, piece=self.size)
+
+    def read_featstat(self, *args):
+        return extractor.read_featstat(*args, piece=self.size)
+
+    def read_scorestat(self, *args):
+        return extractor.read_scorestat(*args, piece=self.size)
+
+
+def both(call, modules=(extractor, reference)):
     """(result or error text) of ``call(module, space, vocabulary)`` for the compiled reader and the
     reference, on fresh spaces."""
     out = []
-    for module in (extractor, reference):
+    for module in modules:
         space, vocab = FeatureSpace(), Vocabulary()
         try:
             out.append((call(module, space, vocab), space, vocab))
@@ -36,12 +52,14 @@ def both(call):
 
 
 def check(call) -> None:
-    got, expected = both(call)
-    if isinstance(expected, str):
-        assert got == expected
-    else:
-        assert not isinstance(got, str), got
-        assert_same_readings(got, expected)
+    """The compiled reader, reading each file whole and in pieces of 1 and 40 bytes, against the reference."""
+    *readings, expected = both(call, (extractor, InPieces(1), InPieces(40), reference))
+    for got in readings:
+        if isinstance(expected, str):
+            assert got == expected
+        else:
+            assert not isinstance(got, str), got
+            assert_same_readings(got, expected)
 
 
 def check_read(path) -> None:
