@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -237,12 +238,15 @@ def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, s
     for index, line, section in _moses_ini_lines(lines):
         if section == "weight":
             yield index, line, section, None
-        elif section.startswith("weight-"):
+        elif section.startswith("weight-") and section != "weight-file":
             key = section[len("weight-") :]
             yield index, line, section, _OLD_SECTIONS.get(key, key)
 
 
-def _read_moses_ini(text: str, path: str) -> dict[str, float]:
+def _read_moses_ini(text: str, path: str, weight_file: bool = True) -> dict[str, float]:
+    """The weights of a moses.ini: ``[weight]`` lines, old ``[weight-X]`` sections and, with ``weight_file``,
+    the ``name value`` lines of the file its ``[weight-file]`` section names (Moses's sparse weights, as
+    ``mert-moses.pl`` writes them; they override the text's values of the same names)."""
     collector = _Collector(path)
     lines = text.splitlines()
     for index, line, section, old_name in _moses_ini_weight_lines(lines):
@@ -250,7 +254,22 @@ def _read_moses_ini(text: str, path: str) -> dict[str, float]:
             _line(collector, line, lines[index], path, index + 1)
         else:
             collector.add_dense(old_name, _numbers(line.split(), section, path, index + 1), index + 1)
-    return collector.result()
+    weights = collector.result()
+    if weight_file:
+        for index, line, section in _moses_ini_lines(lines):
+            if section == "weight-file":
+                sparse = _weight_file_path(line, path, index + 1)
+                weights.update(parse_weights(_read_text(sparse), sparse))
+    return weights
+
+
+def _weight_file_path(name: str, ini: str, number: int) -> str:
+    """The file a ``[weight-file]`` line names: as given, or beside the moses.ini when it is relative and there."""
+    beside = os.path.join(os.path.dirname(ini), name)
+    for candidate in (name, beside) if os.path.isabs(name) else (beside, name):
+        if os.path.isfile(candidate):
+            return candidate
+    raise InputError(f"[weight-file] names {name!r}, which is not a file (nor beside the moses.ini)", ini, number)
 
 
 @dataclass(frozen=True)
@@ -577,7 +596,9 @@ def _rewrite_components(
 
 
 def _rewrite_moses_ini(text: str, weights: Mapping[str, float], path: str) -> tuple[str, dict[str, float]]:
-    named = _read_moses_ini(text, path)  # errors as the reader reports them; the names it gives
+    # errors as the reader reports them; the names it gives in the text (a [weight-file]'s weights are the
+    # caller's to write again: rest)
+    named = _read_moses_ini(text, path, weight_file=False)
     lines = text.splitlines(keepends=True)
     out = list(lines)
     dense: dict[str, list[tuple[int, int]]] = {}
