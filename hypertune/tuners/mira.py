@@ -1,6 +1,7 @@
 """Batch MIRA (Cherry & Foster 2012, Algorithm 1; Moses ``kbmira``) on k-best lists, lattices and forests.
 
-For ``epochs`` passes over the sentences in a seeded random order, per sentence:
+For ``epochs`` passes over the sentences in a seeded random order (``shuffle=False``, kbmira's ``--no-shuffle``:
+input order), per sentence:
 
 1. hope, fear (and model-best) under the current weights ``w`` (:mod:`hypertune.tuners.hope_fear`);
 2. if hope and fear differ and ``B(hope) > B(fear)``: the margin violation
@@ -131,14 +132,13 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
     (``x + 0 == x``: the same sums)."""
     blocks, indptr, indices, data = rows.blocks, rows.indptr, rows.indices, rows.data
     n = hi - lo
-    if blocks.size > 0:  # a column at a time over the sentence's rows: independent sums, each in column order
-        head = out[:n]
-        head[:] = 0.0
-        rows_of = blocks[width * lo : width * hi].reshape(n, width)
-        for j in range(width):
-            wj = w[j]
-            for i in range(n):
-                head[i] += rows_of[i, j] * wj
+    if blocks.size > 0:  # row after row, as the block lies in memory (one streaming read); each sum in column order
+        for i in range(n):
+            start = width * (lo + i)
+            x = 0.0
+            for j in range(width):
+                x += blocks[start + j] * w[j]
+            out[i] = x
     else:
         for i in range(n):
             r = lo + i
@@ -653,7 +653,9 @@ class _MiraShard:
             self.totals += (self.state[0] - self.last) * self.w
             self.last[:] = self.state[0]
             self.w[:] = mixed
-        order_idx = self.rng.permutation(self.size).astype(np.int64)
+        # kbmira --no-shuffle: input order every epoch (the generator untouched)
+        order_idx = self.rng.permutation(self.size) if self.options.shuffle else np.arange(self.size)
+        order_idx = order_idx.astype(np.int64)
         updates, loss = self.runner.epoch(order_idx, self.w, self.totals, self.last, self.state, self.gain,
                                           self.options)  # fmt: skip
         return self.w.copy(), _averaged(self.w, self.totals, self.last, self.state), updates, loss

@@ -25,6 +25,8 @@ class MiraOptions(TunerOptions):
     safe_hope: bool = option(False, "bound the model score's influence on the hope")
     seed: int | None = option(0, "shuffling seed", aliases=("--random-seed", "-r"),
                               kind="seed")  # fmt: skip
+    shuffle: bool = option(True, "visit the sentences in input order every epoch, not shuffled (kbmira's flag)",
+                           negated="--no-shuffle")  # fmt: skip
     prune_density: float | None = option(
         50.0,
         "lattices and forests are searched pruned to this many edges per reference word (0 or None: unpruned)",
