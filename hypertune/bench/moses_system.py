@@ -298,6 +298,9 @@ class Bench:
                 continue
             self.say(f"{where}: {_brief(result)} ({time.perf_counter() - started:.0f} s)")
             results.append(result)
+        for result in results:
+            if "nonzero_weights" not in result and os.path.isfile(result.get("returned_ini", "")):  # before it was kept
+                result["nonzero_weights"] = self.nonzero_weights(result["returned_ini"])
         comparisons = self.compare_all(self.finished()) if 5 in parts else []
         payload = {
             "suite": "moses-system",
@@ -322,9 +325,19 @@ class Bench:
         test_out = os.path.join(folder, "test.out")
         result["test_bleu"] = self.decode_test(result["returned_ini"], test_out)
         result["test_output"] = test_out
+        result["nonzero_weights"] = self.nonzero_weights(result["returned_ini"])
         result.update({**asdict(run), "name": run.name})
         write_atomically(os.path.join(folder, "result.json"), json.dumps(result, indent=1) + "\n")
         return result
+
+    def nonzero_weights(self, ini: str) -> dict[str, int]:
+        """How many of a returned moses.ini's weights (its ``[weight-file]`` included) are not zero: all, and those
+        of features the system's own moses.ini has no weight for (the sparse features)."""
+        from hypertune.formats import read_weights
+
+        dense = set(read_weights(self.system.ini))
+        used = [name for name, value in read_weights(ini).items() if value != 0.0]
+        return {"all": len(used), "sparse": sum(name not in dense for name in used)}
 
     # -------------------------------------------------------------- the pieces
     def ini(self, run: Run) -> str:
@@ -668,6 +681,11 @@ def _mean_sd(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
 
 
+def _used(result: dict[str, Any]) -> str:
+    used = result.get("nonzero_weights")
+    return "-" if not used else f"{used['all']} ({used['sparse']})"
+
+
 def _score(system: dict[str, Any]) -> str:
     """A system of ``compare``'s JSON: its mean score, with the sd over runs when it has several."""
     sd = system.get("sd")
@@ -686,21 +704,22 @@ def markdown(payload: dict[str, Any]) -> str:
     lines = [
         head,
         "",
-        "| run | seed | dev BLEU by decoding | returned | test BLEU | s whole | s without decoding |",
-        "|---|---|---|---|---|---|---|",
+        "| run | seed | dev BLEU by decoding | returned | test BLEU | s whole | s without decoding "
+        "| weights ≠ 0 (sparse) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     groups: dict[str, list[dict[str, Any]]] = {}
     for result in payload.get("runs", []):
         label = result.get("label", result.get("key", "?"))
         if "failed" in result:
-            lines.append(f"| {label} | {result.get('seed')} | failed: {result['failed']} | | | | |")
+            lines.append(f"| {label} | {result.get('seed')} | failed: {result['failed']} | | | | | |")
             continue
         groups.setdefault(label, []).append(result)
         dev = " ".join(f"{b:.2f}" for b in result["dev_bleu"])
         returned = result.get("returned_iteration")
         lines.append(
             f"| {label} | {result['seed']} | {dev} | {returned if returned is not None else '-'} | "
-            f"{result['test_bleu']:.2f} | {result['seconds']:.0f} | {result['tune_seconds']:.0f} |"
+            f"{result['test_bleu']:.2f} | {result['seconds']:.0f} | {result['tune_seconds']:.0f} | {_used(result)} |"
         )
     stand_in = sorted({r["label"] for results in groups.values() for r in results if r.get("megam")})
     if stand_in:

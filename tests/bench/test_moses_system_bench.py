@@ -201,3 +201,15 @@ def test_megam_stand_in_minimizes_the_regularized_logistic_loss(tmp_path: Path) 
     ).x
     assert [weights[n] for n in names] == pytest.approx(expected, abs=1e-4)
     assert weights["F0"] > 0 and weights["TWI_a"] > 0
+
+
+def test_nonzero_weights_counts_the_weight_files_sparse_weights(tmp_path: Path) -> None:
+    system = tmp_path / "system" / "train" / "model"
+    system.mkdir(parents=True)
+    (system / "moses.ini").write_text("[weight]\nLM0= 0.5\nWordPenalty0= -1\n", encoding="utf-8")
+    returned = tmp_path / "returned.ini"
+    (tmp_path / "sparse").write_text("PP_a~~b 0.25\nPP_c~~d 0\nTWI_the -1\n", encoding="utf-8")
+    returned.write_text("[weight]\nLM0= 0.5\nWordPenalty0= 0\n[weight-file]\nsparse\n", encoding="utf-8")
+    b = bench.Bench(bench.System("m", str(tmp_path / "system")), bench.Settings(), str(tmp_path))
+    # LM0, PP_a~~b and TWI_the are not zero; the last two are not in the system's moses.ini
+    assert b.nonzero_weights(str(returned)) == {"all": 3, "sparse": 2}
