@@ -66,10 +66,17 @@ def detect_weights_format(text: str) -> str:
     if lines and all(all(_NUMBER.match(f) for f in line.split()) for line in lines):
         return "positional"
     for line in lines:
+        if _is_name_value(line.split()):
+            continue  # a weight whatever its name holds ('PP_a=b~~c 0.5': a phrase-pair feature's name)
         match = _CONFIG.match(line)
         if match and match.group(1) and not _NUMBER.match(match.group(1)):
             return "joshua-config"
     return "lines"
+
+
+def _is_name_value(fields: list[str]) -> bool:
+    """``name value``: two fields, a number after a name that is not a ``Name=`` label."""
+    return len(fields) == 2 and not fields[0].endswith("=") and bool(_NUMBER.match(fields[1]))
 
 
 def read_weights_file(path: str, feature_names: Sequence[str] | None = None) -> dict[str, float]:
@@ -195,7 +202,7 @@ def _read_lines(text: str, path: str, config: bool = False) -> dict[str, float]:
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        if config and (_CONFIG.match(line) or len(line.split()) != 2):
+        if config and not _is_name_value(line.split()):
             continue  # a Joshua setting, not a weight
         _line(collector, line, raw, path, number)
     return collector.result()
@@ -255,21 +262,42 @@ def _read_moses_ini(text: str, path: str, weight_file: bool = True) -> dict[str,
         else:
             collector.add_dense(old_name, _numbers(line.split(), section, path, index + 1), index + 1)
     weights = collector.result()
-    if weight_file:
-        for index, line, section in _moses_ini_lines(lines):
-            if section == "weight-file":
-                sparse = _weight_file_path(line, path, index + 1)
-                weights.update(parse_weights(_read_text(sparse), sparse))
+    files = [(index, line) for index, line, section in _moses_ini_lines(lines) if section == "weight-file"]
+    if weight_file and files:
+        if len(files) > 1:
+            raise InputError("[weight-file] names one file; this is a second", path, files[1][0] + 1)
+        index, name = files[0]
+        sparse = read_sparse_weight_file(_weight_file_path(name, path, index + 1))
+        weights = {**weights, **{name: value for name, value in sparse.items() if name not in weights}}
     return weights
 
 
 def _weight_file_path(name: str, ini: str, number: int) -> str:
-    """The file a ``[weight-file]`` line names: as given, or beside the moses.ini when it is relative and there."""
+    """The file a ``[weight-file]`` line names: as given (Moses opens it from its working directory), else
+    beside the moses.ini when it is relative and there."""
+    if os.path.isfile(name):
+        return name
     beside = os.path.join(os.path.dirname(ini), name)
-    for candidate in (name, beside) if os.path.isabs(name) else (beside, name):
-        if os.path.isfile(candidate):
-            return candidate
+    if not os.path.isabs(name) and os.path.isfile(beside):
+        return beside
     raise InputError(f"[weight-file] names {name!r}, which is not a file (nor beside the moses.ini)", ini, number)
+
+
+def read_sparse_weight_file(path: str) -> dict[str, float]:
+    """A Moses sparse weight file (a moses.ini's ``[weight-file]``, as ``mert-moses.pl`` writes it): one ``name
+    value`` a line, the name kept as written (phrase-pair features' names hold any punctuation), ``#`` lines
+    skipped, as Moses's ``FVector::load`` reads it. In the moses.ini the ``[weight]`` section's values win over
+    the file's for the same name (Moses loads the file first and the section's sparse weights over it)."""
+    weights: dict[str, float] = {}
+    for number, raw in enumerate(_read_text(path).splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise InputError(f"expected 'name value', got {line!r}", path, number)
+        weights[fields[0]] = _numbers(fields[1:], fields[0], path, number)[0]
+    return weights
 
 
 @dataclass(frozen=True)
