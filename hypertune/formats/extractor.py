@@ -630,6 +630,8 @@ def _pieces(path: str, kind: str, size: int) -> Iterator[tuple[bytearray, int, i
     piece at the end of the file. With each piece: the bytes read before it and the file's size when it is not
     compressed (else ``None``). The same errors as ``read_bytes``, a piece's UTF-8 error at its byte in
     the file."""
+    if size < 1:
+        raise ValueError(f"a piece must be at least 1 byte, got {size}")
     what = _WHAT[kind]
     mark = b"\n" + kind.encode() + b"_TXT_END_"
     try:
@@ -669,17 +671,26 @@ def _pieces(path: str, kind: str, size: int) -> Iterator[tuple[bytearray, int, i
 
 
 def _cut(buf: bytearray, mark: bytes) -> int:
-    """Where ``buf`` is cut: after the newline ending the last line that starts with ``mark[1:]`` and ends in
-    ``buf`` (0: none does)."""
+    """Where ``buf`` is cut: after the line end of the last line that starts with ``mark[1:]`` and ends in
+    ``buf`` (0: none does). Lines end in ``\n``, ``\r\n`` or a lone ``\r``, as ``read_bytes`` reads them; a
+    ``\r`` that is ``buf``'s last byte ends no line yet (a ``\n`` may follow it)."""
+    body = mark[1:]
     stop = len(buf)
     while True:
-        at = buf.rfind(mark, 0, stop)
+        at = buf.rfind(body, 0, stop)
         if at < 0:
             return 0
-        newline = buf.find(b"\n", at + 1)
-        if newline >= 0:
-            return newline + 1
-        stop = at
+        stop = at + len(body) - 1  # the next search looks before this one
+        if at > 0 and buf[at - 1] not in b"\r\n":
+            continue  # not at a line's start (a piece starts at one)
+        ends = [i for i in (buf.find(b"\n", at), buf.find(b"\r", at)) if i >= 0]
+        if not ends:
+            continue
+        end = min(ends)
+        if buf[end] == 10:
+            return end + 1
+        if end + 1 < len(buf):
+            return end + 2 if buf[end + 1] == 10 else end + 1
 
 
 def _fill(stream: io.BufferedReader, buf: bytearray, start: int, path: str, what: str) -> int:

@@ -181,3 +181,29 @@ def test_a_later_byte_that_is_not_utf8_comes_first(tmp_path, size) -> None:
         None,
         "not UTF-8 text (invalid start byte at byte 166); expected a FEATSTAT file",
     )
+
+
+@pytest.mark.parametrize("size", (1, 40, 60, 10_000))
+def test_blocks_ending_in_a_lone_carriage_return(tmp_path, size) -> None:
+    # read_bytes takes a lone '\r' for a line end: sentence 4's END line ends in one, sentence 5's lines mix both
+    text = (
+        "FEATURES_TXT_BEGIN_0 4 2 2 lm_0 w_0\n-1.5 -3\n-2 -4\nFEATURES_TXT_END_0\r"
+        "FEATURES_TXT_BEGIN_0 5 1 2 lm_0 w_0\r0.25 -1\nFEATURES_TXT_END_0\n"
+    )
+    path, _ = write(tmp_path, text, None)
+    graphs = read_featstat(path, FeatureSpace(), Vocabulary(), piece=size)
+    assert [g.sentence_id for g in graphs] == [4, 5]
+    assert [g.features.toarray()[1:].tolist() for g in graphs] == [[[-1.5, -3], [-2, -4]], [[0.25, -1]]]
+
+
+def test_a_file_of_carriage_returns_is_still_read_in_pieces(tmp_path) -> None:
+    path, _ = write(tmp_path, FEATS.replace("\n", "\r"), None)
+    pieces = [bytes(piece) for piece, _, _ in _pieces(path, "FEATURES", 40)]
+    assert len(pieces) == 3  # one piece per block (the blank line rides with sentence 6), not the whole file at once
+    assert b"".join(pieces) == FEATS.encode()
+
+
+def test_a_piece_of_no_bytes_is_refused(tmp_path) -> None:
+    path, _ = write(tmp_path)
+    with pytest.raises(ValueError, match="a piece must be at least 1 byte, got 0"):
+        list(_pieces(path, "FEATURES", 0))
