@@ -560,6 +560,9 @@ class Bench:
                 outputs.setdefault(result["key"], {})[result["seed"]] = result["test_output"]
         comparisons = []
         for base, other in COMPARISONS:
+            for one, two in ((base, other), (other, base)):  # a deterministic run stands for itself at every seed
+                if RUNS[one].tuner in DETERMINISTIC and 1 in outputs.get(one, {}):
+                    outputs[one] = {seed: outputs[one][1] for seed in {1, *outputs.get(two, {})}}
             seeds = sorted(set(outputs.get(base, {})) & set(outputs.get(other, {})))
             if not seeds:
                 continue

@@ -213,3 +213,22 @@ def test_nonzero_weights_counts_the_weight_files_sparse_weights(tmp_path: Path) 
     b = bench.Bench(bench.System("m", str(tmp_path / "system")), bench.Settings(), str(tmp_path))
     # LM0, PP_a~~b and TWI_the are not zero; the last two are not in the system's moses.ini
     assert b.nonzero_weights(str(returned)) == {"all": 3, "sparse": 2}
+
+
+def test_a_deterministic_run_is_compared_at_every_seed_of_the_other(tmp_path: Path, monkeypatch) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(command, log=None, cwd=None, both=False):
+        calls.append(list(command))
+        return json.dumps({"systems": [{"score": 40.0}, {"score": 40.5}]})
+
+    monkeypatch.setattr(bench, "_run", fake_run)
+    results = [{"key": "ht-mert-nbest", "seed": s, "test_output": f"mert{s}"} for s in (1, 2, 3)]
+    results.append({"key": "ht-minrisk-hypergraph", "seed": 1, "test_output": "risk1"})
+    b = bench.Bench(bench.System("m", "s"), bench.Settings(), str(tmp_path))
+    (comparison,) = b.compare_all(results)
+    assert comparison["seeds"] == [1, 2, 3]
+    (command,) = calls
+    files = command[command.index("compare") + 1 : command.index("--runs")]
+    assert files == ["mert1", "mert2", "mert3", "risk1", "risk1", "risk1"]
+    assert command[command.index("--runs") + 1] == "3"
