@@ -31,14 +31,15 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 class EdgeLines(NamedTuple):
-    """A graph (or a packed corpus) as the probing kernels read it: its structure, and every edge's line
-    ``b_edge[e] + γ · m_edge[e]`` (intercept and slope)."""
+    """A graph (or a packed corpus) as the probing kernels read it: its structure, every edge's line
+    ``b_edge[e] + γ · m_edge[e]`` (intercept and slope), and its tails padded (:func:`padded_tails`)."""
 
     node_offsets: np.ndarray
     tail_offsets: np.ndarray
     tails: np.ndarray
     b_edge: np.ndarray
     m_edge: np.ndarray
+    pads: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -218,12 +219,14 @@ def envelope_by_probing(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarr
     identical lines, each method keeps its own (both keep one). The result stores only the goal lines'
     derivations.
     """
+    starts = np.array([0, hg.num_nodes], dtype=np.int64)
     graph = EdgeLines(
         hg.node_offsets,
         hg.tail_offsets,
         hg.tails,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         np.ascontiguousarray(slopes, dtype=np.float64),
+        _padded_tails(hg.node_offsets, hg.tail_offsets, hg.tails, starts, _slots(hg.max_arity)),
     )
     left, slope, intercept, goal_lines, line_edge, line_tails = _probing_kernel(
         graph, 0, hg.num_nodes, max(1, hg.max_arity)
@@ -232,11 +235,17 @@ def envelope_by_probing(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarr
 
 
 def packed_envelopes(
-    packed: PackedGraphs, intercepts: np.ndarray, slopes: np.ndarray, first: int = 0, last: int | None = None
+    packed: PackedGraphs,
+    intercepts: np.ndarray,
+    slopes: np.ndarray,
+    first: int = 0,
+    last: int | None = None,
+    pads: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Goal envelopes of graphs ``first:last`` of ``packed`` by probing, with every segment's yield.
 
-    ``intercepts`` and ``slopes`` have one entry per packed edge. Returns ``(sizes, left, tokens,
+    ``intercepts`` and ``slopes`` have one entry per packed edge; ``pads`` is :func:`padded_tails` of
+    ``packed`` (computed when not given: pass it to search many times). Returns ``(sizes, left, tokens,
     token_offsets)``: graph ``first + g`` has ``sizes[g]`` segments, listed in order in ``left`` (left
     breakpoints), and segment ``i``'s yield is ``tokens[token_offsets[i]:token_offsets[i+1]]``. Releases the
     GIL: threads can share a corpus.
@@ -248,10 +257,37 @@ def packed_envelopes(
         packed.tails,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         np.ascontiguousarray(slopes, dtype=np.float64),
+        padded_tails(packed) if pads is None else pads,
     )
     return _packed_kernel(
         graph, packed.target_offsets, packed.target, packed.node_starts, packed.max_arity, first, last
     )
+
+
+def padded_tails(packed: PackedGraphs) -> np.ndarray:
+    """Every edge's tails padded to the corpus's largest arity (1 or 2) with its graph's sentinel node, one
+    past its last, whose Viterbi scores the probing kernels keep at 0.0: every edge then adds the same number
+    of tail scores, without a loop whose length changes from edge to edge (branch mispredictions cost more
+    than the additions), and the sums are the unpadded ones (``x + 0.0 == x``). An empty ``(edges, 0)`` array
+    when some edge has more than two tails (the kernels then loop over the tails)."""
+    return _padded_tails(packed.node_offsets, packed.tail_offsets, packed.tails, packed.node_starts,
+                         _slots(packed.max_arity))  # fmt: skip
+
+
+def _slots(max_arity: int) -> int:
+    return max(1, max_arity) if max_arity <= 2 else 0
+
+
+@_jit
+def _padded_tails(node_offsets, tail_offsets, tails, node_starts, slots):  # pragma: no cover - compiled
+    pads = np.empty((node_offsets[-1], slots), dtype=np.int64)
+    for g in range(node_starts.size - 1):
+        sentinel = node_starts[g + 1]
+        for e in range(node_offsets[node_starts[g]], node_offsets[sentinel]):
+            arity = tail_offsets[e + 1] - tail_offsets[e]
+            for k in range(slots):
+                pads[e, k] = tails[tail_offsets[e] + k] if k < arity else sentinel
+    return pads
 
 
 @_jit
@@ -283,14 +319,15 @@ def _packed_kernel(graph, target_offsets, target, node_starts, max_arity, first,
 @_jit
 def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     """Envelope of the goal ``hi - 1`` of the graph on nodes ``lo:hi`` (see :func:`envelope_by_probing`)."""
-    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
+    node_offsets, tail_offsets, tails, b_edge, m_edge, _ = graph
     first_edge, last_edge = node_offsets[lo], node_offsets[hi]
     if not (_well_scaled(b_edge, first_edge, last_edge) and _well_scaled(m_edge, first_edge, last_edge)):
         return _semiring_goal(graph, lo, hi, max_arity)
     n = hi - lo
     width = 8
-    best = np.empty((n, width))
-    best_edge = np.empty((n, width), dtype=np.int64)
+    # one row per node and a last, the padded tails' sentinel, that stays 0.0
+    best = np.zeros((n + 1, width))
+    best_edge = np.empty((n + 1, width), dtype=np.int64)
     scratch = np.empty(width)
     # the derivations of envelope lines, stored as in the inside kernel: edge and per-tail line indices
     store_edge = np.empty(64, dtype=np.int64)
@@ -309,9 +346,9 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     line_b, line_m = np.empty(16), np.empty(16)
     root, nxt = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
     closed = np.zeros(16, dtype=np.bool_)
-    _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, best, best_edge)
-    stored = 0
-    lines = 0
+    _extremes_pass(graph, lo, hi, best, best_edge)
+    stored = np.int64(0)  # not the literal 0: a literal would compile the callees a second time
+    lines = np.int64(0)
     for p in range(2):
         b, m, top, store_edge, store_tails = _store_derivation(
             best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
@@ -332,8 +369,8 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
         if count == 0:
             break
         if count > best.shape[1]:
-            best = np.empty((n, 2 * count))
-            best_edge = np.empty((n, 2 * count), dtype=np.int64)
+            best = np.zeros((n + 1, 2 * count))
+            best_edge = np.empty((n + 1, 2 * count), dtype=np.int64)
             scratch = np.empty(2 * count)
         _probe_pass(graph, lo, hi, points, count, best, best_edge, scratch)
         for p in range(count):
@@ -404,18 +441,26 @@ like 1e-200 beside values like 1 can be above its neighbours by less than their 
 @_jit
 def _well_scaled(values, first, last):  # pragma: no cover - compiled
     """True if the non-zero ``|values[first:last]|`` span less than ``1 / SCALE_RANGE``."""
-    low, high = math.inf, 0.0
-    for e in range(first, last):
-        a = abs(values[e])
-        if a > 0.0:
-            low, high = min(low, a), max(high, a)
+    lows, highs = np.full(8, math.inf), np.zeros(8)
+    e = first
+    while e + 8 <= last:  # eight independent running extremes, by selects: a single chain waits on each compare
+        for j in range(8):
+            a = abs(values[e + j])
+            lows[j] = a if (a > 0.0) & (a < lows[j]) else lows[j]  # NaN is neither, as in a branch on a > 0
+            highs[j] = a if a > highs[j] else highs[j]
+        e += 8
+    for k in range(e, last):
+        a = abs(values[k])
+        lows[0] = a if (a > 0.0) & (a < lows[0]) else lows[0]
+        highs[0] = a if a > highs[0] else highs[0]
+    low, high = lows.min(), highs.max()
     return high == 0.0 or (low >= SCALE_RANGE * high and high < math.inf)
 
 
 @_jit
 def _semiring_goal(graph, lo, hi, max_arity):  # pragma: no cover
     """:func:`_probing_kernel`'s result computed by the envelope semiring (on a local copy of the graph)."""
-    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
+    node_offsets, tail_offsets, tails, b_edge, m_edge, _ = graph
     first_edge, last_edge = node_offsets[lo], node_offsets[hi]
     first_tail, last_tail = tail_offsets[first_edge], tail_offsets[last_edge]
     left, slope, intercept, line_edge, line_tails, start, end = _envelope_kernel(
@@ -439,33 +484,62 @@ def _semiring_goal(graph, lo, hi, max_arity):  # pragma: no cover
 
 
 @_jit
-def _extremes_pass(node_offsets, tail_offsets, tails, b_edge, m_edge, lo, hi, best, best_edge):  # pragma: no cover
+def _extremes_pass(graph, lo, hi, best, best_edge):  # pragma: no cover
     """Viterbi for the two ends of the envelope: column 0 takes the lexicographic best (lowest slope, then
     highest intercept: the best derivation as γ → -∞), column 1 (highest slope, highest intercept).
-    ``best`` holds slopes here; intercepts in a local array."""
-    n = hi - lo
-    intercept = np.empty((n, 2))
+    ``best`` gets the slopes. Each node's two lines in one row of a local array (intercept and slope of each
+    end; the last row, the padded tails' sentinel, 0.0), read by flat unsigned indices."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge, pads = graph
+    slots = pads.shape[1]
+    ends = np.zeros((hi - lo + 1) * 4)
+    base, four = np.uint64(lo), np.uint64(4)
     for v in range(lo, hi):
-        i = v - lo
-        for p in range(2):
-            sign = 2.0 * p - 1.0
-            chosen, top_b, top_m = -1, 0.0, 0.0
-            for e in range(node_offsets[v], node_offsets[v + 1]):
-                b, m = b_edge[e], m_edge[e]
+        e0 = node_offsets[v]
+        chosen0, b0, m0, chosen1, b1, m1 = e0, 0.0, 0.0, e0, 0.0, 0.0
+        for e in range(e0, node_offsets[v + 1]):
+            low_b, low_m = b_edge[e], m_edge[e]
+            high_b, high_m = low_b, low_m
+            if slots > 0:  # padded: one or two tails, no loop
+                r = (np.uint64(pads[e, 0]) - base) * four
+                low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
+                high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
+                if slots == 2:
+                    r = (np.uint64(pads[e, 1]) - base) * four
+                    low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
+                    high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
+            else:
                 for k in range(tail_offsets[e], tail_offsets[e + 1]):
-                    b += intercept[tails[k] - lo, p]
-                    m += best[tails[k] - lo, p]
-                if chosen < 0 or sign * m > sign * top_m or (m == top_m and b > top_b):
-                    chosen, top_b, top_m = e, b, m
-            intercept[i, p], best[i, p], best_edge[i, p] = top_b, top_m, chosen
+                    r = (np.uint64(tails[k]) - base) * four
+                    low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
+                    high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
+            first = e == e0  # bitwise, not short-circuit: selects instead of unpredictable branches
+            take0 = first | (low_m < m0) | ((low_m == m0) & (low_b > b0))
+            take1 = first | (high_m > m1) | ((high_m == m1) & (high_b > b1))
+            chosen0, b0, m0 = (e, low_b, low_m) if take0 else (chosen0, b0, m0)
+            chosen1, b1, m1 = (e, high_b, high_m) if take1 else (chosen1, b1, m1)
+        r = np.uint64(v - lo) * four
+        ends[r], ends[r + np.uint64(1)], ends[r + np.uint64(2)], ends[r + np.uint64(3)] = b0, m0, b1, m1
+        best[v - lo, 0], best_edge[v - lo, 0], best[v - lo, 1], best_edge[v - lo, 1] = m0, chosen0, m1, chosen1
 
 
 @_jit
 def _probe_pass(graph, lo, hi, points, count, best, best_edge, score):
-    """Viterbi at every ``points[:count]`` at once: each node's best score and in-edge (first on ties).
-    Loops over the points innermost, without branches, so they vectorize; one or two points go one at a
-    time (the vector loops' set-up costs more than a second pass). Scores sum as ``b + x·m + tails``."""
-    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
+    """Viterbi at every ``points[:count]`` at once: each node's best score and, along each point's best
+    derivation, its in-edge (first on ties). Scores sum as ``b + x·m + tails``. On padded tails
+    (:func:`padded_tails`) the scores alone, every point's loop vectorized (:func:`_probe_scores`), and then
+    each point's derivation traced down from the goal (:func:`_trace_best_edges`); one or two points in
+    registers (:func:`_probe_two`). Else the points loop innermost, and one or two points go one at a time
+    (the vector loops' set-up costs more than a second pass)."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge, pads = graph
+    if pads.shape[1] > 0:  # pragma: no cover - compiled
+        if count <= 2:
+            _probe_two(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge)
+            return
+        _probe_scores(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best)
+        stack = np.empty(2 * (hi - lo) + 1, dtype=np.int64)
+        for p in range(count):
+            _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, points[p], p, best, best_edge, stack)
+        return
     if count <= 2:  # pragma: no cover - compiled
         for p in range(count):
             _probe_one(graph, lo, hi, points[p], p, best, best_edge)
@@ -494,12 +568,114 @@ def _probe_pass(graph, lo, hi, points, count, best, best_edge, score):
 
 
 @_jit
+def _probe_scores(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best):  # pragma: no cover - compiled
+    """Every node's Viterbi score at ``points[:count]`` into ``best`` (its last row, the padded tails' sentinel,
+    0.0): the best edges are left to :func:`_trace_best_edges`, so that each point's loop is an addition and a
+    maximum, which vectorize. The same sums in the same order as :func:`_probe_one`, plus 0.0 for a padded
+    tail."""
+    slots = pads.shape[1]
+    for v in range(lo, hi):
+        i = v - lo
+        e0 = node_offsets[v]
+        b, m = b_edge[e0], m_edge[e0]
+        t0, t1 = pads[e0, 0] - lo, (pads[e0, 1] if slots == 2 else hi) - lo
+        for p in range(count):
+            best[i, p] = b + points[p] * m + best[t0, p] + best[t1, p]
+        for e in range(e0 + 1, node_offsets[v + 1]):
+            b, m = b_edge[e], m_edge[e]
+            t0, t1 = pads[e, 0] - lo, (pads[e, 1] if slots == 2 else hi) - lo
+            for p in range(count):
+                s = b + points[p] * m + best[t0, p] + best[t1, p]
+                best[i, p] = s if s > best[i, p] else best[i, p]
+
+
+@_jit
+def _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, x, p, best, best_edge, stack):  # pragma: no cover
+    """Column ``p`` of ``best_edge`` along the best derivation at ``x``, from the goal down: each node's first
+    in-edge whose score (summed as :func:`_probe_scores` sums it) is the node's best (the edge a running
+    maximum with ties to the first keeps; the first edge when the best is NaN)."""
+    slots = pads.shape[1]
+    stack[0] = hi - 1
+    depth = 1
+    while depth > 0:
+        depth -= 1
+        v = stack[depth]
+        i = v - lo
+        top = best[i, p]
+        chosen = node_offsets[v]
+        for e in range(node_offsets[v], node_offsets[v + 1]):
+            t0, t1 = pads[e, 0] - lo, (pads[e, 1] if slots == 2 else hi) - lo
+            if b_edge[e] + x * m_edge[e] + best[t0, p] + best[t1, p] == top:
+                chosen = e
+                break
+        best_edge[i, p] = chosen
+        for k in range(slots):
+            if pads[chosen, k] < hi:  # a tail, not the sentinel
+                stack[depth] = pads[chosen, k]
+                depth += 1
+
+
+@_jit
+def _probe_two(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge):  # pragma: no cover
+    """Viterbi at ``points[:count]``, one or two points (the first repeated), into columns 0 and 1 of ``best``
+    and ``best_edge``: each point's running best a scalar of its own, in a register (numba does not vectorize
+    straight-line code). The sums of :func:`_probe_one`, plus 0.0 for a padded tail; ties to the first edge.
+    Flat unsigned indices: numba's negative-index checks would cost as much as the additions."""
+    slots, width = pads.shape[1], np.uint64(best.shape[1])
+    flat, flat_edge = best.reshape(-1), best_edge.reshape(-1)
+    x0, x1 = points[0], points[count - 1]
+    column, base = np.uint64(0), np.uint64(lo)
+    for v in range(lo, hi):
+        e0 = node_offsets[v]
+        top0, top1, arg0, arg1 = 0.0, 0.0, e0, e0
+        for e in range(e0, node_offsets[v + 1]):
+            b, m = b_edge[e], m_edge[e]
+            r = (np.uint64(pads[e, 0]) - base) * width + column
+            s0, s1 = b + x0 * m + flat[r], b + x1 * m + flat[r + np.uint64(1)]
+            if slots == 2:
+                r = (np.uint64(pads[e, 1]) - base) * width + column
+                s0, s1 = s0 + flat[r], s1 + flat[r + np.uint64(1)]
+            first = e == e0
+            take0, take1 = first or s0 > top0, first or s1 > top1
+            top0, arg0 = (s0, e) if take0 else (top0, arg0)
+            top1, arg1 = (s1, e) if take1 else (top1, arg1)
+        r = np.uint64(v - lo) * width + column
+        flat[r], flat[r + np.uint64(1)], flat_edge[r], flat_edge[r + np.uint64(1)] = top0, top1, arg0, arg1
+
+
+@_jit
 def _store_derivation(
     best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
 ):  # pragma: no cover - compiled
     """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` to the store (post-order: tails
     first) and return its line ``(intercept, slope)``, the new store size (its root is the last entry)
-    and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order."""
+    and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order. The store
+    grows before the walk, which is counted first: arrays rebound inside a loop cost reference counting at
+    every step, several times the walk itself."""
+    tail_offsets, tails = graph.tail_offsets, graph.tails
+    node, next_tail = work[0], work[1]
+    size, depth = 0, 1
+    node[0], next_tail[0] = hi - 1 - lo, 0
+    while depth > 0:
+        e = best_edge[node[depth - 1], p]
+        k = next_tail[depth - 1]
+        if tail_offsets[e] + k < tail_offsets[e + 1]:
+            next_tail[depth - 1] = k + 1
+            node[depth], next_tail[depth] = tails[tail_offsets[e] + k] - lo, 0
+            depth += 1
+        else:
+            depth -= 1
+            size += 1
+    if stored + size > store_edge.size:
+        grow = max(2 * store_edge.size, stored + size)
+        store_edge, store_tails = _resize(store_edge, grow), _resize_2d(store_tails, grow)
+    b, m = _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work)
+    return b, m, stored + size, store_edge, store_tails
+
+
+@_jit
+def _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work):  # pragma: no cover - compiled
+    """:func:`_store_derivation`'s walk, into a store with room for the derivation."""
     tail_offsets, tails, b_edge, m_edge = graph.tail_offsets, graph.tails, graph.b_edge, graph.m_edge
     node, next_tail, kids, b, m = work
     depth = 1
@@ -520,12 +696,9 @@ def _store_derivation(
             b[depth], m[depth] = b_edge[f], m_edge[f]
             depth += 1
             continue
-        if top == store_edge.size:
-            store_edge, store_tails = _resize(store_edge, 2 * top), _resize_2d(store_tails, 2 * top)
         store_edge[top] = e
-        store_tails[top, :] = -1
-        for j in range(k):
-            store_tails[top, j] = kids[d, j]
+        for j in range(store_tails.shape[1]):
+            store_tails[top, j] = kids[d, j] if j < k else -1
         depth -= 1
         if depth > 0:
             parent = depth - 1
@@ -534,7 +707,7 @@ def _store_derivation(
             b[parent] += b[depth]
             m[parent] += m[depth]
         top += 1
-    return b[0], m[0], top, store_edge, store_tails
+    return b[0], m[0]
 
 
 def kbest_envelopes(
@@ -686,42 +859,54 @@ def envelope_yields(result: EnvelopeResult) -> tuple[np.ndarray, np.ndarray]:
 
 @_jit
 def _yields_kernel(goal_lines, line_edge, line_tails, target_offsets, target):  # pragma: no cover - compiled
-    tokens = np.empty(64, dtype=np.int64)
+    """Counted first, then written: arrays that grow inside the walk would cost reference counting at every
+    token. A path down a derivation visits each stored line at most once, so its depth is at most their
+    number."""
+    stack_line = np.empty(line_edge.size + 1, dtype=np.int64)
+    stack_pos = np.empty(line_edge.size + 1, dtype=np.int64)
     offsets = np.zeros(goal_lines.size + 1, dtype=np.int64)
-    count = 0
-    stack_line = np.empty(64, dtype=np.int64)
-    stack_pos = np.empty(64, dtype=np.int64)
     for g in range(goal_lines.size):
-        depth = 1
-        stack_line[0], stack_pos[0] = goal_lines[g], 0
-        while depth > 0:
-            line = stack_line[depth - 1]
-            e = line_edge[line]
-            i = target_offsets[e] + stack_pos[depth - 1]
-            if i >= target_offsets[e + 1]:
-                depth -= 1
-                continue
-            stack_pos[depth - 1] += 1
-            token = target[i]
-            if token >= 0:
-                if count == tokens.size:
-                    tokens = _resize(tokens, 2 * count)
+        offsets[g + 1] = _walk_yield(goal_lines[g], line_edge, line_tails, target_offsets, target, stack_line,
+                                     stack_pos, offsets[:0], offsets[g])  # fmt: skip
+    tokens = np.empty(offsets[-1], dtype=np.int64)
+    for g in range(goal_lines.size):
+        _walk_yield(goal_lines[g], line_edge, line_tails, target_offsets, target, stack_line, stack_pos, tokens,
+                    offsets[g])  # fmt: skip
+    return tokens, offsets
+
+
+@_jit
+def _walk_yield(
+    line, line_edge, line_tails, target_offsets, target, stack_line, stack_pos, tokens, count
+):  # pragma: no cover - compiled
+    """The words of ``line``'s derivation, from ``tokens[count]`` on (counted only when ``tokens`` is empty);
+    returns the count after them."""
+    write = tokens.size > 0
+    depth = 1
+    stack_line[0], stack_pos[0] = line, 0
+    while depth > 0:
+        current = stack_line[depth - 1]
+        e = line_edge[current]
+        i = target_offsets[e] + stack_pos[depth - 1]
+        if i >= target_offsets[e + 1]:
+            depth -= 1
+            continue
+        stack_pos[depth - 1] += 1
+        token = target[i]
+        if token >= 0:
+            if write:
                 tokens[count] = token
-                count += 1
-            else:
-                if depth == stack_line.size:
-                    stack_line = _resize(stack_line, 2 * depth)
-                    stack_pos = _resize(stack_pos, 2 * depth)
-                stack_line[depth], stack_pos[depth] = line_tails[line, -token - 1], 0
-                depth += 1
-        offsets[g + 1] = count
-    return tokens[:count], offsets
+            count += 1
+        else:
+            stack_line[depth], stack_pos[depth] = line_tails[current, -token - 1], 0
+            depth += 1
+    return count
 
 
 @_jit
 def _probe_one(graph, lo, hi, x, p, best, best_edge):  # pragma: no cover
     """:func:`_probe_pass` for the single point ``x``, into column ``p``."""
-    node_offsets, tail_offsets, tails, b_edge, m_edge = graph
+    node_offsets, tail_offsets, tails, b_edge, m_edge, _ = graph
     for v in range(lo, hi):
         i = v - lo
         e0 = node_offsets[v]

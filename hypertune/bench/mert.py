@@ -5,6 +5,7 @@ docs/performance.md). They need the shared reference data and, for the large cor
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def benchmark_mert(
                     f"{graphs[0].num_edges} edges, one direction",
                 )
             )
+    if forest.is_file():
+        figures.append(_cdec_line_search(shared / "cdec" / "forests", max(repeat, 100)))
     scorer = shared / "moses" / "scorer-data"
     if scorer.is_dir():
         seconds, detail = _kbest_mert(str(scorer / "nbest.out.gz"), str(scorer / "reference.txt.gz"), None, 20)
@@ -82,6 +85,31 @@ def benchmark_mert(
         figures.append(_lattice_mert(corpus))
         figures.append(_lattice_mert(corpus, prune_density=50.0))
     return figures
+
+
+def _cdec_line_search(forests: Path, repeat: int) -> Figure:
+    """Issue #33's row: one exact line search on cdec's forests 0 + 1 along WordPenalty (envelopes by probing,
+    error surfaces, the best step), as ``dpmert_bench`` times cdec's; the median process CPU time of ``repeat``
+    searches (so that other work on a shared machine does not count), forests loaded once, one thread."""
+    graphs = read_graphs([str(forests / f"training_dpmert_test_data_{i}.json.gz") for i in (0, 1)])
+    refs = read_references([str(forests / f"lo_test.ref.{i}") for i in range(4)])
+    tuning = TuningSet.from_corpus(graphs, refs, BleuMetric(tokenize="none", ref_length="ibm"))
+    space = tuning.feature_space
+    w0, d = Weights(CDEC_WEIGHTS).vector(space), Weights({"WordPenalty": 1.0}).vector(space)
+    searcher = LineSearcher(tuning, n_jobs=1)
+    times = []
+    for _ in range(repeat + 1):  # the first search compiles or loads the kernels: not counted
+        started = time.process_time()
+        searcher._point = None  # the intercepts too, as dpmert_bench reweights
+        result = line_search(searcher.surfaces(w0, d), tuning.score)
+        times.append(time.process_time() - started)
+    return Figure(
+        "one exact line search, cdec forests 0 + 1 (CPU per search)",
+        statistics.median(times[1:]),
+        0.05 * 0.029,
+        f"median of {repeat}, {result.segments} envelope segments, BLEU {result.score:.8f} at step {result.gamma:.7g}",
+        "0.05 x cdec dpmert_bench (29 ms a search on this machine, docs/performance.md)",
+    )
 
 
 def _kbest_mert(nbest: str, refs: str, init: str | None, restarts: int) -> tuple[float, str]:

@@ -55,6 +55,7 @@ from hypertune.algorithms.envelope import (
     kbest_envelopes,
     kbest_surface_rows,
     packed_envelopes,
+    padded_tails,
 )
 from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.arrays import offsets_from_counts
@@ -141,8 +142,9 @@ class LineSearcher:
             self._kbest_chunks = _balanced_chunks(self.offsets, threads)
         else:
             self.packed = PackedGraphs.pack(graphs)
+            self._pads = padded_tails(self.packed)
             self._slopes = np.empty(self.packed.num_edges)
-            self._chunks = _balanced_chunks(self.packed.edge_starts, 4 * self.n_jobs)
+            self._chunks = _balanced_chunks(self.packed.edge_starts, 4 * self.n_jobs if self.n_jobs > 1 else 1)
         self._point: np.ndarray | None = None  # the last w0 and its intercepts, reused across directions
         self._intercepts = np.empty(0)
         # every derivation seen on an envelope, per sentence: (words, features) by a (yield, features) key
@@ -194,23 +196,21 @@ class LineSearcher:
                     self._remember(index, result, tokens, offsets)
                 return np.array([len(result)]), result.left, tokens, offsets
 
-            parts = list(self._threads().map(one, range(len(graphs))))
+            parts = self._map(one, range(len(graphs)))
         else:  # compiled over contiguous runs of sentences
 
             def run(chunk: tuple[int, int]) -> tuple[np.ndarray, ...]:
                 slopes_of(*chunk)
-                return packed_envelopes(packed, intercepts, slopes, *chunk)
+                return packed_envelopes(packed, intercepts, slopes, *chunk, pads=self._pads)
 
-            parts = list(self._threads().map(run, self._chunks))
-        sizes = np.concatenate([p[0] for p in parts])
-        lengths = np.concatenate([np.diff(p[3]) for p in parts])
-        stats = self.tuning_set.batch_stats(
-            np.concatenate([p[2] for p in parts]),
-            offsets_from_counts(lengths),
-            np.repeat(np.arange(sizes.size), sizes),
-        )
-        segment_offsets = offsets_from_counts(sizes)
-        return ErrorSurfaces.from_segments(segment_offsets, np.concatenate([p[1] for p in parts]), stats)
+            parts = self._map(run, self._chunks)
+        if len(parts) == 1:  # one run of sentences: its arrays as they are (the yields' offsets start at 0)
+            sizes, left, words, word_offsets = parts[0]
+        else:
+            sizes, left, words = (np.concatenate([p[k] for p in parts]) for k in range(3))
+            word_offsets = offsets_from_counts(np.concatenate([np.diff(p[3]) for p in parts]))
+        stats = self.tuning_set.batch_stats(words, word_offsets, np.repeat(np.arange(sizes.size), sizes))
+        return ErrorSurfaces.from_segments(offsets_from_counts(sizes), left, stats)
 
     def _kbest_surface_rows(
         self, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None
@@ -229,7 +229,7 @@ class LineSearcher:
             return kbest_surface_rows(offsets[first : last + 1] - lo, intercepts[lo:hi], slopes[lo:hi], part,
                                       self.stats[lo:hi])  # fmt: skip
 
-        parts = list(self._threads().map(run, chunks))
+        parts = self._map(run, chunks)
         return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))  # type: ignore[return-value]
 
     def _remember(self, index: int, result: EnvelopeResult, tokens: np.ndarray, offsets: np.ndarray) -> None:
@@ -256,11 +256,16 @@ class LineSearcher:
             else:
                 self._intercepts = np.empty(self.packed.num_edges)
                 out = self._intercepts
-                list(
-                    self._threads().map(lambda chunk: self._edge_scores(vector, chunk[0], chunk[1], out), self._chunks)
-                )
+                self._map(lambda chunk: self._edge_scores(vector, chunk[0], chunk[1], out), self._chunks)
             self._point = w0.copy()
         return self._intercepts
+
+    def _map(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """``function`` of every item, in order: on the searcher's threads, or here when there is one job or
+        one item (a pool's hand-over costs more than a small line search's work)."""
+        if self.n_jobs == 1 or len(items) == 1:
+            return [function(item) for item in items]
+        return list(self._threads().map(function, items))
 
     def _threads(self) -> ThreadPoolExecutor:
         """One pool for the searcher's lifetime (starting threads for every line search costs more than
