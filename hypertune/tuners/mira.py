@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from hypertune import interrupts
 from hypertune.arrays import offsets_from_counts
-from hypertune.compiled import EMPTY_KEY, insert_key
+from hypertune.compiled import EMPTY_KEY, insert_key, stable_argsort
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics.background import background_bleu_distinct
@@ -271,38 +271,45 @@ def _add_row(sign, r, rows, width, mark, dense, touched, m):  # pragma: no cover
 
 @_jit
 def _kbest_model_stats(rows, w):  # pragma: no cover - compiled
-    """Summed statistics of every sentence's model-best hypothesis (:func:`model_best_rows`)."""
+    """Summed statistics of every sentence's model-best hypothesis (:func:`model_best_rows`), in sentence
+    order; one sentence's scores at a time."""
     offsets, blocks, stats = rows.offsets, rows.blocks, rows.stats
     total = np.zeros(stats.shape[1])
-    scores = np.empty(max(offsets[-1], 1))
+    longest = 1
+    for s in range(offsets.size - 1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    scores = np.empty(longest)
+    bounds = np.zeros(2, np.int64)  # the sentence's rows in ``scores``
     width = blocks.size // max(offsets[-1], 1)
     for s in range(offsets.size - 1):
-        _scores(offsets[s], offsets[s + 1], rows, width, w, scores[offsets[s] : offsets[s + 1]])
-    for best in model_best_rows(scores, offsets):
+        _scores(offsets[s], offsets[s + 1], rows, width, w, scores)
+        bounds[1] = offsets[s + 1] - offsets[s]
+        best = model_best_rows(scores, bounds)[0]
         if best >= 0:
             for j in range(stats.shape[1]):
-                total[j] += stats[best, j]
+                total[j] += stats[offsets[s] + best, j]
     return total
 
 
 @_jit
 def _first_equal(
-    offsets, indptr, indices, data, stats, stat_bits, data_bits, with_features
+    offsets, indptr, indices, data, stats, stat_bits, data_bits, with_features, group
 ):  # pragma: no cover - compiled
-    """For every row, the first row of its sentence equal to it (itself when there is none): equal statistics
-    and, ``with_features``, equal features as dense rows (explicit zeros ignored; indices sorted and unique).
-    An empty ``indptr`` with features: ``data`` holds dense row-major rows of ``data.size // rows`` columns
-    (``data_bits`` their bits), read as a CSR matrix storing every column.
+    """The distinct rows of every sentence, rows equal when their statistics are and, ``with_features``, their
+    features as dense rows (explicit zeros ignored; indices sorted and unique): returns ``keep``, the first row
+    of each distinct row, ascending, and fills ``group[r]`` (one entry per row, of an integer type that holds
+    their number: :func:`_index_array`) with row ``r``'s distinct row: ``keep[group[r]]`` is the first row of
+    its sentence equal to it. An empty ``indptr`` with features: ``data`` holds dense row-major rows of
+    ``data.size // rows`` columns, read as a CSR matrix storing every column (:func:`_row_span`). ``stat_bits``
+    and ``data_bits`` are the bits of ``stats`` and ``data`` (uint64 views, :func:`_bits`: no copy), a zero of
+    either sign hashed as +0.0's, since ``-0.0 == 0.0``.
 
     Rows are found by a 63-bit hash of their content in the project's key table
     (:func:`hypertune.compiled.insert_key`), one sentence at a time; a hash shared by different rows (a
     collision) moves on to the next key, so rows are always compared, never merged by hash alone."""
     rows = stats.shape[0]
-    first = np.arange(rows)
-    if with_features and indptr.size == 0:  # dense rows: the CSR that stores every column, in order
-        width = data.size // max(rows, 1)
-        indptr = np.arange(rows + 1) * width
-        indices = np.empty(0, np.int64)
+    keep = np.empty(rows, np.int64)
+    width = data.size // max(rows, 1)  # of dense rows (an empty ``indptr``)
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
@@ -314,16 +321,19 @@ def _first_equal(
     used = np.empty(longest, dtype=np.int64)
     mask, shift = (1 << bits) - 1, np.uint64(64 - bits)
     prime = np.uint64(1099511628211)
+    zero = np.uint64(0)
+    distinct = 0
     for s in range(offsets.size - 1):
         count = 0
         for r in range(offsets[s], offsets[s + 1]):
             h = np.uint64(14695981039346656037)
             for j in range(stats.shape[1]):
-                h = (h ^ stat_bits[r, j]) * prime
+                h = (h ^ (stat_bits[r, j] if stats[r, j] != 0.0 else zero)) * prime
             if with_features:
-                for k in range(indptr[r], indptr[r + 1]):
+                start, stop = _row_span(r, indptr, width)
+                for k in range(start, stop):
                     if data[k] != 0.0:
-                        h = (h ^ np.uint64(k - indptr[r] if indices.size == 0 else indices[k])) * prime
+                        h = (h ^ np.uint64(k - start if indptr.size == 0 else indices[k])) * prime
                         h = (h ^ data_bits[k]) * prime
             key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
@@ -332,25 +342,33 @@ def _first_equal(
                     row_of[-slot - 2] = r
                     used[count] = -slot - 2
                     count += 1
+                    group[r] = distinct
+                    keep[distinct] = r
+                    distinct += 1
                     break
-                if _rows_equal(row_of[slot], r, indptr, indices, data, stats, with_features):
-                    first[r] = row_of[slot]
+                if _rows_equal(row_of[slot], r, indptr, indices, data, stats, with_features, width):
+                    group[r] = group[row_of[slot]]
                     break
                 key = (key + 1) & np.int64(0x7FFFFFFFFFFFFFFF)  # a collision: the next key
         for i in range(count):  # clear the table for the next sentence
             keys[used[i]] = EMPTY_KEY
-    return first
+    return keep if distinct == rows else keep[:distinct].copy()
 
 
 @_jit
-def _rows_equal(a, b, indptr, indices, data, stats, with_features):  # pragma: no cover - compiled
+def _row_span(r, indptr, width):  # pragma: no cover - compiled
+    """Where row ``r``'s stored entries are: CSR's ``indptr``, or ``width`` columns a row when it is empty."""
+    return (indptr[r], indptr[r + 1]) if indptr.size else (width * r, width * (r + 1))
+
+
+@_jit
+def _rows_equal(a, b, indptr, indices, data, stats, with_features, width):  # pragma: no cover - compiled
     for j in range(stats.shape[1]):
         if stats[a, j] != stats[b, j]:
             return False
     if not with_features:
         return True
-    i, k = indptr[a], indptr[b]
-    end_i, end_k = indptr[a + 1], indptr[b + 1]
+    (i, end_i), (k, end_k) = _row_span(a, indptr, width), _row_span(b, indptr, width)
     while True:
         while i < end_i and data[i] == 0.0:
             i += 1
@@ -358,7 +376,7 @@ def _rows_equal(a, b, indptr, indices, data, stats, with_features):  # pragma: n
             k += 1
         if i == end_i or k == end_k:
             return i == end_i and k == end_k
-        column_i, column_k = (indices[i], indices[k]) if indices.size else (i - indptr[a], k - indptr[b])
+        column_i, column_k = (indices[i], indices[k]) if indptr.size else (i - width * a, k - width * b)
         if column_i != column_k or data[i] != data[k]:
             return False
         i += 1
@@ -402,7 +420,7 @@ class KbestPack:
             features = _stacked_rows(graphs, counts, offsets, width)
         features.sort_indices()
         if features.has_canonical_format:
-            first = _first_equal(
+            keep = _first_equal(
                 offsets,
                 features.indptr.astype(np.int64),
                 features.indices.astype(np.int64),
@@ -411,8 +429,8 @@ class KbestPack:
                 _bits(stats),
                 _bits(features.data),
                 True,
+                _index_array(offsets[-1]),
             )
-            keep = np.flatnonzero(first == np.arange(first.size))
         else:  # repeated column indices in a row: compare dense rows
             keep = np.concatenate(
                 [
@@ -429,12 +447,14 @@ class KbestPack:
 
     @classmethod
     def _from_dense(cls, offsets: np.ndarray, dense: np.ndarray, stats: np.ndarray) -> KbestPack:
-        """A batch's dense rows and statistics (views), the repeated rows of a sentence dropped as above."""
+        """A batch's dense rows and statistics (views), the repeated rows of a sentence dropped as above; nothing
+        copied when no row repeats (the search reads the values' bits in place)."""
         stats = np.ascontiguousarray(stats, dtype=np.float64)
         values = np.ascontiguousarray(dense, dtype=np.float64).reshape(-1)
         empty = np.zeros(0, np.int64)
-        first = _first_equal(offsets, empty, empty, values, stats, _bits(stats), values.view(np.uint64), True)
-        keep = np.flatnonzero(first == np.arange(first.size))
+        group = _index_array(offsets[-1])
+        keep = _first_equal(offsets, empty, empty, values, stats, _bits(stats), _bits(values), True, group)
+        del group
         if keep.size != offsets[-1]:
             dense, stats = dense[keep], np.ascontiguousarray(stats[keep])
             offsets = np.searchsorted(keep, offsets).astype(np.int64)
@@ -487,8 +507,15 @@ def _kbest_stats(tuning_set: TuningSet, decoder: HopeFearDecoder, counts: np.nda
 
 
 def _bits(values: np.ndarray) -> np.ndarray:
-    """The bits of float64 values (zeros made positive) as uint64, for hashing."""
-    return np.ascontiguousarray(values + 0.0, dtype=np.float64).view(np.uint64)
+    """The bits of float64 values as uint64, for hashing (:func:`_first_equal`): a view of contiguous float64
+    values, no copy."""
+    return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+
+
+def _index_array(size: int, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
+    """An uninitialized array (of ``size`` entries, or ``shape``) for indices below ``size``: int32 when they fit
+    (half the memory of int64), else int64."""
+    return np.empty(size if shape is None else shape, np.int32 if size <= np.iinfo(np.int32).max else np.int64)
 
 
 @_jit
@@ -709,38 +736,57 @@ def _distinct_stats(rows: KbestRows) -> DistinctStats:
     """The distinct statistics rows of every sentence (the gain is computed once for each), and the
     distinct values of every column of them (their logs are taken once per sentence visit), compared as
     floats, as the gain would see them."""
-    first = _first_equal(
-        rows.offsets, rows.indptr, rows.indices, rows.data, rows.stats, _bits(rows.stats), _bits(rows.data[:0]), False
+    stats = rows.stats
+    group = _index_array(stats.shape[0])
+    keep = _first_equal(
+        rows.offsets, rows.indptr, rows.indices, rows.data, stats, _bits(stats), _bits(rows.data[:0]), False, group
     )
-    distinct = first == np.arange(first.size)
-    rank = np.cumsum(distinct) - 1
-    group_stats = np.ascontiguousarray(rows.stats[distinct])
-    group_offsets = offsets_from_counts(distinct)[rows.offsets]
-    groups, size = group_stats.shape
-    sentence = np.repeat(np.arange(rows.offsets.size - 1), np.diff(group_offsets))
-    column = np.tile(np.arange(size), groups)
-    flat = group_stats.ravel()
-    by = np.lexsort((flat, column, np.repeat(sentence, size)))
-    new = np.ones(flat.size, dtype=bool)
-    ordered_sentence = np.repeat(sentence, size)[by]
-    if flat.size:
-        new[1:] = (
-            (ordered_sentence[1:] != ordered_sentence[:-1])
-            | (column[by][1:] != column[by][:-1])
-            | ~(flat[by][1:] == flat[by][:-1])
-        )
-    ids = np.empty(flat.size, dtype=np.int64)
-    ids[by] = np.cumsum(new) - 1
-    sentences = np.arange(rows.offsets.size, dtype=np.int64)
+    group_stats = np.ascontiguousarray(stats[keep])
+    group_offsets = np.searchsorted(keep, rows.offsets).astype(np.int64)
+    del keep
+    value_ids = _index_array(group_stats.size, group_stats.shape)
     return DistinctStats(
-        rank[first],
-        group_offsets,
-        group_stats,
-        ids.reshape(groups, size),
-        np.ascontiguousarray(flat[by][new]),
-        column[by][new].astype(np.int64),
-        np.searchsorted(ordered_sentence[new], sentences).astype(np.int64),
+        group, group_offsets, group_stats, value_ids, *_distinct_values(group_stats, group_offsets, value_ids)
     )
+
+
+@_jit
+def _distinct_values(group_stats, group_offsets, value_ids):  # pragma: no cover - compiled
+    """The distinct values of each column of each sentence's rows ``group_stats[group_offsets[s]:group_offsets[s +
+    1]]`` (:class:`DistinctStats`): ``(values, value_columns, value_offsets)`` and ``value_ids`` (given, shaped as
+    ``group_stats``), a sentence's values by column, then ascending (NaN last, each its own value; of equal
+    values, ``-0.0 == 0.0``, the first row's), as a stable sort of (sentence, column, value) lists them."""
+    groups, size = group_stats.shape
+    sentences = group_offsets.size - 1
+    longest = 1
+    for s in range(sentences):
+        longest = max(longest, group_offsets[s + 1] - group_offsets[s])
+    order = np.empty(longest, np.int64)
+    scratch = np.empty(longest, np.int64)
+    value_offsets = np.zeros(sentences + 1, np.int64)
+    count = 0
+    for s in range(sentences):
+        lo, hi = group_offsets[s], group_offsets[s + 1]
+        for j in range(size):
+            column = group_stats[:, j]
+            stable_argsort(column, lo, hi, order, scratch)
+            for k in range(hi - lo):
+                u = order[k]
+                if k == 0 or not column[u] == column[order[k - 1]]:
+                    count += 1
+                value_ids[u, j] = count - 1
+        value_offsets[s + 1] = count
+    values = np.empty(count)
+    value_columns = np.empty(count, np.int64)
+    seen = np.zeros(count, np.bool_)
+    for u in range(groups):  # a value's first row is the first of its equal values in the stable order
+        for j in range(size):
+            v = value_ids[u, j]
+            if not seen[v]:
+                seen[v] = True
+                values[v] = group_stats[u, j]
+                value_columns[v] = j
+    return values, value_columns, value_offsets
 
 
 class _KbestRunner:

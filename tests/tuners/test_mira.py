@@ -25,7 +25,7 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners import mira as mira_module
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.hope_fear import HopeFearDecoder
-from hypertune.tuners.mira import _apply_update, _averaged, _bits, _first_equal, batch_mira
+from hypertune.tuners.mira import _apply_update, _averaged, _bits, _first_equal, _index_array, batch_mira
 from hypertune.tuners.sentence_ids import merge_kbest
 from hypertune.weights import Weights
 
@@ -163,7 +163,9 @@ def test_first_equal_matches_dense_unique(seed):
     data = dense[mask]
     dense[~mask] = 0.0
     for with_features in (True, False):
-        first = _first_equal(offsets, indptr, indices, data, stats, _bits(stats), _bits(data), with_features)
+        group = _index_array(120)
+        keep = _first_equal(offsets, indptr, indices, data, stats, _bits(stats), _bits(data), with_features, group)
+        first = keep[group]
         for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
             rows = np.hstack([dense[lo:hi], stats[lo:hi]]) if with_features else stats[lo:hi]
             if hi == lo:
@@ -301,7 +303,7 @@ def test_duplicate_rows_found_exactly_even_when_hashes_collide():
     hash made equal (all rows collide: only the exact comparison can tell them apart)."""
     import scipy.sparse as sp
 
-    from hypertune.tuners.mira import _bits, _first_equal
+    from hypertune.tuners.mira import _bits, _first_equal, _index_array
 
     rng = np.random.default_rng(4)
     offsets = np.array([0, 30, 31, 80], dtype=np.int64)
@@ -316,9 +318,11 @@ def test_duplicate_rows_found_exactly_even_when_hashes_collide():
             expected[r] = seen.setdefault((tuple(stats[r]), tuple(dense[r])), r)
     assert 20 < np.count_nonzero(expected != np.arange(80)) < 70  # duplicates and distinct rows both
     args = (offsets, features.indptr.astype(np.int64), features.indices.astype(np.int64), features.data, stats)
-    assert np.array_equal(_first_equal(*args, _bits(stats), _bits(features.data), True), expected)
     colliding = (np.zeros_like(_bits(stats)), np.zeros_like(_bits(features.data)))
-    assert np.array_equal(_first_equal(*args, *colliding, True), expected)
+    for bits in ((_bits(stats), _bits(features.data)), colliding):
+        group = _index_array(80)
+        keep = _first_equal(*args, *bits, True, group)
+        assert np.array_equal(keep[group], expected)
 
 
 def test_dense_init_one_weight_per_line_reads_as_the_line_it_stands_for(shared, tmp_path, capsys):
