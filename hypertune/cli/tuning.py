@@ -35,7 +35,6 @@ from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.tuners.base import TuningResult, metric_label
 from hypertune.tuners.base import metric_key as base_metric_key
 from hypertune.tuners.corpus import TuningSet, has_statistics
-from hypertune.tuners.pruning import prune_tuning_set
 from hypertune.tuners.shards import LocalShards, Shards, shard_costs, shard_ranges
 from hypertune.weights import Weights, check_feature_names
 
@@ -789,6 +788,8 @@ def cluster_shards(
 def prune_shard(args: argparse.Namespace, prune_density: float, tuning_set: TuningSet) -> TuningSet:
     """On a worker: a shard loaded from its own files, pruned under ``--init`` (read against the shard's feature
     names, which are the whole corpus's)."""
+    from hypertune.tuners.pruning import prune_tuning_set  # graph pruning: only lattices and forests import it
+
     init, _ = load_weights(args.init, tuning_set, args)
     return prune_tuning_set(tuning_set, init, prune_density)
 
@@ -839,6 +840,8 @@ def load_shard(
         start, stop = ranges[index]
         part = whole if len(ranges) == 1 else whole.subset(start, stop)
         if prune_density:
+            from hypertune.tuners.pruning import prune_tuning_set
+
             init, _ = load_weights(args.init, whole, args)
             part = prune_tuning_set(part, init, prune_density)
     return part, start

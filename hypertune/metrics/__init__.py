@@ -13,7 +13,7 @@ a corpus and :meth:`Metric.score` turns one vector, or each row of a 2-D array, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypertune.choices import BLEU_METRICS
 from hypertune.errors import UsageError
@@ -30,7 +30,6 @@ from hypertune.metrics.bleu import (
     format_bleu,
     reference_bleu_stats,
 )
-from hypertune.metrics.edit_rates import CderMetric, EditRateMetric, PerMetric, WerMetric
 from hypertune.metrics.gains import Gain, sentence_gains
 from hypertune.metrics.given_scores import PREFIX as GIVEN_PREFIX
 from hypertune.metrics.given_scores import GivenScore
@@ -38,6 +37,21 @@ from hypertune.metrics.interpolated import InterpolatedMetric
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions, linear_bleu_weights
 from hypertune.metrics.sacrebleu_metrics import ChrfMetric, TerMetric
 from hypertune.metrics.tokenize import DEFAULT_TOKENIZER, TOKENIZERS, Tokenizer
+
+if TYPE_CHECKING:
+    from hypertune.metrics.edit_rates import CderMetric, EditRateMetric, PerMetric, WerMetric
+
+_EDIT_RATES = ("CderMetric", "EditRateMetric", "PerMetric", "WerMetric")
+
+
+def __getattr__(name: str) -> Any:
+    """The edit-rate metrics, imported with their compiled kernels when first asked for (a BLEU command never is)."""
+    if name in _EDIT_RATES:
+        from hypertune.metrics import edit_rates
+
+        return getattr(edit_rates, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -99,9 +113,9 @@ METRICS: dict[str, Callable[..., Metric]] = {
     "chrf": ChrfMetric,
     "chrf++": lambda **o: ChrfMetric(**{"word_order": 2, **o}),
     "ter": TerMetric,
-    "wer": WerMetric,
-    "per": PerMetric,
-    "cder": CderMetric,
+    "wer": lambda **o: __getattr__("WerMetric")(**o),
+    "per": lambda **o: __getattr__("PerMetric")(**o),
+    "cder": lambda **o: __getattr__("CderMetric")(**o),
 }
 """Metric names for :func:`get_metric` and their constructors."""
 

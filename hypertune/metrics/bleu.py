@@ -162,7 +162,11 @@ def build_references(references: Sequence[Sequence[np.ndarray]], max_order: int 
     )
 
 
-_PARALLEL_THRESHOLD = 4096
+_PARALLEL_THRESHOLD = 100_000
+"""Hypotheses from which BLEU's statistics are computed on numba's threads: 10,000 take 4 ms in one thread,
+and the first parallel call costs about 30 ms of CPU (starting the threading layer, loading the parallel kernel),
+so a smaller batch is faster in one thread (docs/performance.md, "Minimum risk and PRO, second round"). The
+statistics are integer counts: the same either way."""
 
 
 def bleu_stats_batch(
@@ -198,10 +202,12 @@ def bleu_stats_batch(
     if n == 0:
         return out
     max_len = int(np.max(np.diff(offsets)))
-    import numba
+    threads = 1
+    if n >= _PARALLEL_THRESHOLD:  # asking numba for its thread count starts its threads: only when they may run
+        import numba
 
-    threads = numba.get_num_threads()
-    parallel = n >= _PARALLEL_THRESHOLD and threads > 1
+        threads = numba.get_num_threads()
+    parallel = threads > 1
     kernel = _kernels.hypothesis_stats if parallel else _kernels.hypothesis_stats_serial
     hypotheses = _kernels.Hypotheses(tokens, offsets, sentence)
     chunks = threads * 8 if parallel else 1

@@ -22,7 +22,6 @@ import numpy as np
 
 from hypertune.errors import InputError
 from hypertune.metrics.base import Metric, Text, as_stats_array, check_same_length
-from hypertune.metrics.edit_rates import edit_rate, edit_stats, words_of
 from hypertune.symbols import Vocabulary
 
 
@@ -174,13 +173,19 @@ class TerMetric(SacrebleuMetric):
 
     def words(self, text: Text) -> list[str]:
         """The words TER compares: sacrebleu's preprocessing of the text, split on whitespace."""
+        from hypertune.metrics.edit_rates import words_of  # the edit-rate kernels only where TER is used
+
         return words_of(text, self.vocabulary, self._metric._preprocess_segment)  # type: ignore[attr-defined]
 
     def stats_many(self, hypotheses: Sequence[Text], references: Sequence[Text]) -> np.ndarray:
+        from hypertune.metrics.edit_rates import edit_stats
+
         refs = [self.words(r) for r in references]
         return edit_stats("ter", [self.words(h) for h in hypotheses], [refs])
 
     def corpus_stats(self, hypotheses: Sequence[Text], references: Sequence[Sequence[Text]]) -> np.ndarray:
+        from hypertune.metrics.edit_rates import edit_stats
+
         check_same_length(hypotheses, references)
         refs = [[self.words(r) for r in sentence] for sentence in references]
         groups = np.arange(len(hypotheses), dtype=np.int64)
@@ -188,4 +193,6 @@ class TerMetric(SacrebleuMetric):
 
     def score(self, stats: np.ndarray) -> float | np.ndarray:
         # sacrebleu's TERScore holds 100 * rate; hypertune's value has always been that / 100
+        from hypertune.metrics.edit_rates import edit_rate
+
         return 100 * edit_rate(stats) / 100.0

@@ -194,9 +194,30 @@ class TuningSet:
         prepared = self._bleu_references(metric)
         if isinstance(metric, BleuMetric) and prepared is not None:
             if not self._ids_are_tokens(metric):
-                tokens, offsets = metric.flatten([self.text(tokens[offsets[i] : offsets[i + 1]]) for i in range(n)])
+                mapped = self._word_by_word(metric, tokens)
+                if mapped is not None:
+                    tokens = mapped
+                else:
+                    texts = [self.text(tokens[offsets[i] : offsets[i + 1]]) for i in range(n)]
+                    tokens, offsets = metric.flatten(texts)
             return metric.stats_batch(tokens, offsets, sentences, prepared)
         return self._text_stats(metric, tokens, offsets, sentences)
+
+    def _word_by_word(self, metric: BleuMetric, tokens: np.ndarray) -> np.ndarray | None:
+        """``metric``'s word ids of the vocabulary ids ``tokens`` when its tokenizer is ``none``, each distinct
+        word put through the tokenizer once: what the hypotheses' texts give, since with ``none`` the text is
+        only (lowercased and) split on whitespace, and lowercasing is word by word (``str.lower``'s one rule that
+        looks at neighbours, the final sigma, stops at a space). None when a word is not exactly one token."""
+        if metric.tokenizer.name != "none":
+            return None
+        unique, inverse = np.unique(tokens, return_inverse=True)
+        table = np.empty(unique.size, dtype=np.int64)
+        for k, word in enumerate(self.vocabulary.words(int(i) for i in unique)):
+            ids = metric.ids(word)
+            if ids.size != 1:
+                return None
+            table[k] = ids[0]
+        return table[inverse.reshape(-1)]
 
     def _bleu_references(self, metric: Metric) -> BleuReferences | None:
         """The references prepared for ``metric`` when it is BLEU (the tuning set's own, or an interpolation's

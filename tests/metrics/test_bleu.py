@@ -306,7 +306,8 @@ def test_vectorized_score_equals_scalar(rows, smooth, effective) -> None:
         assert 0.0 <= scalar <= 1.0
 
 
-def test_batch_over_many_sentences_matches_one_by_one() -> None:
+def test_batch_over_many_sentences_matches_one_by_one(monkeypatch) -> None:
+    monkeypatch.setattr("hypertune.metrics.bleu._PARALLEL_THRESHOLD", 4096)  # the parallel path, on a small batch
     rng = np.random.default_rng(3)
     refs = [[rng.integers(0, 30, size=rng.integers(0, 20)) for _ in range(rng.integers(1, 5))] for _ in range(50)]
     lengths = rng.integers(0, 25, size=6000)
