@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from hypertune.compiled import callee_jit, helper_jit, stable_argsort
+from hypertune.errors import GraphError
 from hypertune.hypergraph import Derivation, Hypergraph, PackedGraphs
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -77,16 +78,26 @@ class EnvelopeResult:
         return self.hg.derivation_from_edges(edges)
 
 
+def _edge_lines(intercepts: np.ndarray, slopes: np.ndarray, first_edge: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The edge lines as contiguous float64 arrays; a clear error for a line that is not finite (the kernels'
+    breakpoints of two infinite lines are NaN, which no merge can place)."""
+    b = np.ascontiguousarray(intercepts, dtype=np.float64)
+    m = np.ascontiguousarray(slopes, dtype=np.float64)
+    for name, values in (("intercept", b), ("slope", m)):
+        if not np.isfinite(values).all():
+            edge = first_edge + int(np.flatnonzero(~np.isfinite(values))[0])
+            raise GraphError(
+                f"edge {edge}'s line has {name} {values[edge - first_edge]}: an envelope needs finite lines", edge
+            )
+    return b, m
+
+
 def envelope_inside(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarray) -> EnvelopeResult:
     """The goal's upper envelope for edge lines ``intercepts[e] + γ·slopes[e]``."""
     max_arity = max(1, hg.max_arity)
+    b, m = _edge_lines(intercepts, slopes)
     left, slope, intercept, edge, tails, start, end = _envelope_kernel(
-        hg.node_offsets,
-        hg.tail_offsets,
-        hg.tails,
-        np.ascontiguousarray(intercepts, dtype=np.float64),
-        np.ascontiguousarray(slopes, dtype=np.float64),
-        max_arity,
+        hg.node_offsets, hg.tail_offsets, hg.tails, b, m, max_arity
     )
     goal = slice(int(start[hg.goal]), int(end[hg.goal]))
     return EnvelopeResult(
@@ -224,8 +235,7 @@ def envelope_by_probing(hg: Hypergraph, intercepts: np.ndarray, slopes: np.ndarr
         hg.node_offsets,
         hg.tail_offsets,
         hg.tails,
-        np.ascontiguousarray(intercepts, dtype=np.float64),
-        np.ascontiguousarray(slopes, dtype=np.float64),
+        *_edge_lines(intercepts, slopes),
         _padded_tails(hg.node_offsets, hg.tail_offsets, hg.tails, starts, _slots(hg.max_arity)),
     )
     left, slope, intercept, goal_lines, line_edge, line_tails = _probing_kernel(
@@ -251,12 +261,15 @@ def packed_envelopes(
     GIL: threads can share a corpus.
     """
     last = len(packed) if last is None else last
+    b, m = (np.ascontiguousarray(values, dtype=np.float64) for values in (intercepts, slopes))
+    edges = slice(int(packed.edge_starts[first]), int(packed.edge_starts[last]))
+    _edge_lines(b[edges], m[edges], edges.start)  # only these graphs' lines are read (and only they may be filled)
     graph = EdgeLines(
         packed.node_offsets,
         packed.tail_offsets,
         packed.tails,
-        np.ascontiguousarray(intercepts, dtype=np.float64),
-        np.ascontiguousarray(slopes, dtype=np.float64),
+        b,
+        m,
         padded_tails(packed) if pads is None else pads,
     )
     return _packed_kernel(

@@ -53,6 +53,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EDIT_RATES])
+
+
 __all__ = [
     "DEFAULT_TOKENIZER",
     "METRICS",
