@@ -253,7 +253,7 @@ def _moses_ini_weight_lines(lines: list[str]) -> Iterator[tuple[int, str, str, s
 def _read_moses_ini(text: str, path: str, weight_file: bool = True) -> dict[str, float]:
     """The weights of a moses.ini: ``[weight]`` lines, old ``[weight-X]`` sections and, with ``weight_file``,
     the ``name value`` lines of the file its ``[weight-file]`` section names (Moses's sparse weights, as
-    ``mert-moses.pl`` writes them; they override the text's values of the same names)."""
+    ``mert-moses.pl`` writes them; the text's values win for the same names, as in Moses)."""
     collector = _Collector(path)
     lines = text.splitlines()
     for index, line, section, old_name in _moses_ini_weight_lines(lines):
