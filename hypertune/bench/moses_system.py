@@ -13,7 +13,8 @@ returns. Parts (``--parts``):
    ``mert-moses.pl`` a folder of Moses's tools with a stand-in (:data:`MEGAM`: logistic regression without bias,
    L-BFGS for at most ``-maxi`` iterations, megam's default Gaussian prior of precision 1), and says so;
 4. sparse features (Moses's ``TargetWordInsertionFeature`` and ``PhrasePairFeature`` added to a copy of the
-   moses.ini) tuned by MIRA, PRO and AdaGrad against dense MERT (Cherry & Foster 2012; Hopkins & May 2011);
+   moses.ini) tuned by MIRA, PRO and AdaGrad against dense MERT (Cherry & Foster 2012; Hopkins & May 2011), and
+   PRO at stronger L2 weights (:data:`PRO_L2_SWEEP`, seed 1 only);
 5. ``hypertune compare`` (MultEval's report over the seeds, Clark et al. 2011) between the tuners' test outputs.
 
 The same model for both: ``mert-moses.pl`` filters the phrase and reordering tables for the dev set
@@ -175,12 +176,17 @@ class Run:
     space: str = "nbest"
     sparse: bool = False
     seed: int = 1
+    options: tuple[str, ...] = ()  # the tuner's own options (after ``--``)
+    sweep: bool = False  # one setting of a sweep: run at seed 1 only
 
     @property
     def name(self) -> str:
         return f"{self.key}-s{self.seed}"
 
 
+#: PRO's L2 weights λ tried with the sparse features (its default 0.1 overfits them: dev BLEU 51, test below dense
+#: MERT); each at seed 1 only (a sweep, not a tuner of its own).
+PRO_L2_SWEEP = ("10", "100", "1000")
 #: Every run of the suite (without its seed), by key.
 RUNS = {
     run.key: run
@@ -200,6 +206,18 @@ RUNS = {
         Run("ht-pro-sparse", "hypertune PRO, sparse features", "hypertune", "pro", sparse=True),
         Run("ht-adagrad-sparse", "hypertune AdaGrad (PRO loss), sparse features", "hypertune", "adagrad", sparse=True),
         Run("moses-mira-sparse", "mert-moses.pl --batch-mira, sparse features", "moses", "mira", sparse=True),
+        *(
+            Run(
+                f"ht-pro-sparse-l2-{l2}",
+                f"hypertune PRO, sparse features, L2 {l2}",
+                "hypertune",
+                "pro",
+                sparse=True,
+                options=("--l2", l2),
+                sweep=True,
+            )
+            for l2 in PRO_L2_SWEEP
+        ),
     )
 }
 #: The runs of each part (a run two parts name is run once).
@@ -215,7 +233,14 @@ PART_RUNS = {
         "moses-pro",
         "ht-minrisk-hypergraph",
     ),
-    4: ("ht-mert-nbest", "ht-mira-sparse", "ht-pro-sparse", "ht-adagrad-sparse", "moses-mira-sparse"),
+    4: (
+        "ht-mert-nbest",
+        "ht-mira-sparse",
+        "ht-pro-sparse",
+        "ht-adagrad-sparse",
+        "moses-mira-sparse",
+        *(f"ht-pro-sparse-l2-{l2}" for l2 in PRO_L2_SWEEP),
+    ),
 }
 #: Part 5's comparisons: (baseline, system), each over the seeds both have finished.
 COMPARISONS = (
@@ -251,13 +276,13 @@ DETERMINISTIC = frozenset({"minrisk"})
 
 def plan(parts: Iterable[int], seeds: int) -> list[Run]:
     """The runs of ``parts``, each once, seed by seed (seeds 1..N), in the order of the parts; a
-    :data:`DETERMINISTIC` tuner's run at seed 1 only."""
+    :data:`DETERMINISTIC` tuner's run and a sweep's at seed 1 only."""
     keys = list(dict.fromkeys(key for part in sorted(parts) for key in PART_RUNS.get(part, ())))
     return [
         Run(**{**asdict(RUNS[key]), "seed": seed})
         for seed in range(1, seeds + 1)
         for key in keys
-        if seed == 1 or RUNS[key].tuner not in DETERMINISTIC
+        if seed == 1 or not (RUNS[key].tuner in DETERMINISTIC or RUNS[key].sweep)
     ]
 
 
@@ -416,6 +441,8 @@ class Bench:
         ]
         if os.path.exists(os.path.join(workdir, "config.json")):
             command.append("--resume")
+        if run.options:
+            command += ["--", *run.options]  # the tuner's own, verbatim
         started = time.perf_counter()
         out = _run(command, os.path.join(folder, "tune.log"))
         wall = time.perf_counter() - started

@@ -47,6 +47,32 @@ def test_plan_runs_minimum_risk_once() -> None:
     assert "ht-mira-nbest-s2" in names and "moses-pro-s2" in names
 
 
+def test_pro_l2_sweep_runs_at_seed_one_and_passes_its_option_to_the_tuner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [run.name for run in bench.plan((4,), seeds=2)]
+    assert [n for n in names if "-l2-" in n] == [
+        "ht-pro-sparse-l2-10-s1",
+        "ht-pro-sparse-l2-100-s1",
+        "ht-pro-sparse-l2-1000-s1",
+    ]
+    assert "ht-pro-sparse-s2" in names  # the default-L2 PRO run keeps its seeds
+    commands: list[list[str]] = []
+
+    def fake_run(command: list[str], *args: object, **kwargs: object) -> str:
+        commands.append(list(command))
+        raise bench.RunFailed("stop here")
+
+    monkeypatch.setattr(bench, "_run", fake_run)
+    runner = bench.Bench(bench.System("m", "s"), bench.Settings(), str(tmp_path))
+    monkeypatch.setattr(runner, "model", lambda run: "moses.ini")
+    with pytest.raises(bench.RunFailed):
+        runner.hypertune_run(bench.RUNS["ht-pro-sparse-l2-100"], str(tmp_path))
+    command = commands[0]
+    assert command[command.index("--tuner") + 1] == "pro"
+    assert command[-3:] == ["--", "--l2", "100"]  # after every option of tune's own
+
+
 class CountingBench(bench.Bench):
     """A bench whose runs are made up: it records which it executes."""
 
