@@ -38,6 +38,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -439,16 +440,18 @@ class Bench:
             workdir,
             "--json",
         ]
-        if os.path.exists(os.path.join(workdir, "config.json")):
+        resumed = os.path.exists(os.path.join(workdir, "config.json"))
+        if resumed:
             command.append("--resume")
         if run.options:
             command += ["--", *run.options]  # the tuner's own, verbatim
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _children_cpu()
         out = _run(command, os.path.join(folder, "tune.log"))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, _children_cpu() - cpu_started
         loop = json.loads(out)
         history = loop["history"]
         decode = sum(entry.get("decode_seconds") or 0.0 for entry in history)
+        decode_cpu = [entry.get("decode_cpu_seconds") for entry in history]
         decoded = [os.path.join(workdir, f"iteration-{e['iteration']:03d}", "decoder.out") for e in history]
         returned = loop["returned_iteration"]
         return {
@@ -460,6 +463,7 @@ class Bench:
             "seconds": wall,
             "decode_seconds": decode,
             "tune_seconds": wall - decode,
+            **_cpu_fields(None if resumed or None in decode_cpu else cpu, sum(filter(None, decode_cpu))),
             "returned_ini": self.whole_model(run, os.path.join(workdir, f"iteration-{returned:03d}", "weights")),
         }
 
@@ -508,19 +512,20 @@ class Bench:
             command += ["--hg-mira" if run.space == "hypergraph" else "--batch-mira", f"--batch-mira-args={seed}"]
         elif run.tuner == "pro":
             command += ["--pairwise-ranked", f"--proargs={seed}"]
-        if os.path.exists(os.path.join(work, "finished_step.txt")):
+        resumed = os.path.exists(os.path.join(work, "finished_step.txt"))
+        if resumed:
             command.append("--continue")
         elif os.path.exists(work):
             shutil.rmtree(work)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _children_cpu()
         log = os.path.join(folder, "mert.log")
         _run(command, log, cwd=folder, both=True)  # mert-moses.pl says which iteration it returns on stdout
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, _children_cpu() - cpu_started
         runs = sorted(
             (int(m.group(1)), name) for name in os.listdir(work) if (m := re.fullmatch(r"run(\d+)\.out", name))
         )
         best = re.findall(r"copying weights from best iteration \((\d+)", _read(log))
-        decode = decoder_seconds(times)
+        decode, decode_cpu = decoder_times(times)
         return {
             "dev_bleu": [self.bleu(os.path.join(work, name), "val") for _, name in runs],
             "returned_iteration": int(best[-1]) if best else None,
@@ -529,6 +534,7 @@ class Bench:
             "seconds": wall,
             "decode_seconds": decode,
             "tune_seconds": wall - decode,
+            **_cpu_fields(None if resumed or decode_cpu is None else cpu, decode_cpu or 0.0),
             "returned_ini": os.path.join(work, "moses.ini"),
             "megam": None if mertdir == self.system.bin else "stand-in (hypertune.bench.moses_system.MEGAM)",
         }
@@ -636,25 +642,56 @@ def add_sparse_features(text: str) -> str:
 
 
 def timing_wrapper(moses: str, times: str) -> str:
-    """A shell script that runs moses with its arguments and appends ``start end status args`` to ``times``."""
+    """A Python script that runs moses with its arguments and appends ``start end status cpu=CPU args`` to
+    ``times`` (CPU: moses's user and system seconds, its threads included, by ``os.wait4``)."""
     return (
-        "#!/bin/sh\n"
-        "start=$(date +%s.%N)\n"
-        f'{shlex.quote(moses)} "$@"\n'
-        "status=$?\n"
-        f'echo "$start $(date +%s.%N) $status $*" >> {shlex.quote(times)}\n'
-        "exit $status\n"
+        f"#!{sys.executable}\n"
+        "import os, subprocess, sys, time\n"
+        "start = time.time()\n"
+        f"process = subprocess.Popen([{moses!r}, *sys.argv[1:]])\n"
+        "_, status, usage = os.wait4(process.pid, 0)\n"
+        "code = os.waitstatus_to_exitcode(status)\n"
+        f"with open({times!r}, 'a') as log:\n"
+        "    cpu = usage.ru_utime + usage.ru_stime\n"
+        "    log.write(f\"{start} {time.time()} {code} cpu={cpu} {' '.join(sys.argv[1:])}\\n\")\n"
+        "sys.exit(code if code >= 0 else 128 - code)\n"
     )
 
 
-def decoder_seconds(times: str) -> float:
-    """The seconds the decodings logged by :func:`timing_wrapper` took (``-show-weights`` calls left out)."""
-    total = 0.0
+def decoder_times(times: str) -> tuple[float, float | None]:
+    """The wall and CPU seconds of the decodings a timing wrapper logged (``-show-weights`` calls left out); the
+    CPU is ``None`` when a line has none (a log of the older shell wrapper)."""
+    wall, cpu = 0.0, 0.0
+    with_cpu = True
     for line in _read(times).splitlines():
         fields = line.split(None, 3)
-        if len(fields) >= 3 and "-show-weights" not in (fields[3] if len(fields) > 3 else ""):
-            total += float(fields[1]) - float(fields[0])
-    return total
+        if len(fields) < 3:
+            continue
+        rest = fields[3] if len(fields) > 3 else ""
+        used = None
+        if rest.startswith("cpu="):
+            used_text, _, rest = rest.partition(" ")
+            used = float(used_text[4:])
+        if "-show-weights" in rest.split():
+            continue
+        wall += float(fields[1]) - float(fields[0])
+        if used is None:
+            with_cpu = False
+        else:
+            cpu += used
+    return wall, cpu if with_cpu else None
+
+
+def _cpu_fields(cpu: float | None, decode_cpu: float) -> dict[str, float | None]:
+    """A run's CPU seconds, whole and without decoding (``None`` when not all of it was measured: a resumed run,
+    or decodings logged without CPU)."""
+    return {"cpu_seconds": cpu, "tune_cpu_seconds": None if cpu is None else cpu - decode_cpu}
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of every child process this one has waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def read_result(path: str) -> dict[str, Any] | None:
@@ -711,6 +748,15 @@ def _mean_sd(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _measured(results: list[dict[str, Any]], key: str) -> list[float]:
+    """The runs' values of ``key``, those measured (runs of older versions, or resumed ones, have none)."""
+    return [r[key] for r in results if r.get(key) is not None]
+
+
 def _used(result: dict[str, Any]) -> str:
     used = result.get("nonzero_weights")
     return "-" if not used else f"{used['all']} ({used['sparse']})"
@@ -735,35 +781,38 @@ def markdown(payload: dict[str, Any]) -> str:
         head,
         "",
         "| run | seed | dev BLEU by decoding | returned | test BLEU | s whole | s without decoding "
-        "| weights ≠ 0 (sparse) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| CPU s whole | CPU s without decoding | weights ≠ 0 (sparse) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     groups: dict[str, list[dict[str, Any]]] = {}
     for result in payload.get("runs", []):
         label = result.get("label", result.get("key", "?"))
         if "failed" in result:
-            lines.append(f"| {label} | {result.get('seed')} | failed: {result['failed']} | | | | | |")
+            lines.append(f"| {label} | {result.get('seed')} | failed: {result['failed']} | | | | | | | |")
             continue
         groups.setdefault(label, []).append(result)
         dev = " ".join(f"{b:.2f}" for b in result["dev_bleu"])
         returned = result.get("returned_iteration")
         lines.append(
             f"| {label} | {result['seed']} | {dev} | {returned if returned is not None else '-'} | "
-            f"{result['test_bleu']:.2f} | {result['seconds']:.0f} | {result['tune_seconds']:.0f} | {_used(result)} |"
+            f"{result['test_bleu']:.2f} | {result['seconds']:.0f} | {result['tune_seconds']:.0f} | "
+            f"{_seconds(result.get('cpu_seconds'))} | {_seconds(result.get('tune_cpu_seconds'))} | {_used(result)} |"
         )
     stand_in = sorted({r["label"] for results in groups.values() for r in results if r.get("megam")})
     if stand_in:
         lines += ["", f"{', '.join(stand_in)}: megam was a stand-in (hypertune.bench.moses_system.MEGAM)."]
     lines += [
         "",
-        "| tuner | runs | dev BLEU returned | test BLEU | s whole | s without decoding |",
-        "|---|---|---|---|---|---|",
+        "| tuner | runs | dev BLEU returned | test BLEU | s whole | s without decoding | CPU s whole "
+        "| CPU s without decoding |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, results in groups.items():
         returned_dev = [r["dev_bleu"][(r.get("returned_iteration") or len(r["dev_bleu"])) - 1] for r in results]
         lines.append(
             f"| {label} | {len(results)} | {_mean_sd(returned_dev)} | {_mean_sd([r['test_bleu'] for r in results])} | "
-            f"{_mean_sd([r['seconds'] for r in results])} | {_mean_sd([r['tune_seconds'] for r in results])} |"
+            f"{_mean_sd([r['seconds'] for r in results])} | {_mean_sd([r['tune_seconds'] for r in results])} | "
+            f"{_mean_sd(_measured(results, 'cpu_seconds'))} | {_mean_sd(_measured(results, 'tune_cpu_seconds'))} |"
         )
     if payload.get("comparisons"):
         lines += [

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hypertune.errors import HypertuneError, InputError, UsageError
 from hypertune.formats.io import read_text, write_atomically
@@ -132,6 +134,15 @@ sys.exit(status)
 """
 
 
+class DecoderRun(NamedTuple):
+    """What a decoder (or scorer) run took: wall-clock ``seconds`` and ``cpu_seconds``, the user and system CPU
+    of the command and of everything it ran and waited for (Moses's threads, a pipeline's parts): unlike the
+    wall clock, not inflated by other work on a loaded machine."""
+
+    seconds: float
+    cpu_seconds: float
+
+
 def run_decoder(
     command: str,
     stdout_path: str,
@@ -139,12 +150,12 @@ def run_decoder(
     iteration: int | str,
     tick: Callable[[float], None] | None = None,
     role: str = "decoder",
-) -> float:
+) -> DecoderRun:
     """Run ``command`` through the shell (under :data:`KEEPER`), its standard output to ``stdout_path`` and
-    error to ``stderr_path``; return the seconds it took. A failure raises :class:`DecoderError` naming the
-    exit status (or signal) and quoting the log's last lines (``role``, the decoder or the scorer, names what
-    failed). ``tick(seconds)`` is called about once a second while it runs (progress on a terminal). Ctrl-C
-    stops the command's whole process group."""
+    error to ``stderr_path``; return what it took (:class:`DecoderRun`). A failure raises :class:`DecoderError`
+    naming the exit status (or signal) and quoting the log's last lines (``role``, the decoder or the scorer,
+    names what failed). ``tick(seconds)`` is called about once a second while it runs (progress on a
+    terminal). Ctrl-C stops the command's whole process group."""
     started = time.perf_counter()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         try:
@@ -156,22 +167,36 @@ def run_decoder(
             )
         except OSError as error:
             raise DecoderError(f"cannot start the {role}: {error.strerror}", 127) from None
-        while True:
-            try:
-                status = process.wait(timeout=1.0)
-                break
-            except subprocess.TimeoutExpired:
-                if tick is not None:
-                    tick(time.perf_counter() - started)
-            except KeyboardInterrupt:
-                process.terminate()  # the keeper stops the decoder's group
-                process.wait()
-                raise
+        try:
+            status, usage = _wait(process, started, tick)
+        except KeyboardInterrupt:
+            process.terminate()  # the keeper stops the decoder's group
+            process.wait()
+            raise
     if status != 0:
         how = f"was killed by signal {-status}" if status < 0 else f"failed with exit status {status}"
         log = stderr_path if os.path.getsize(stderr_path) else stdout_path
         raise DecoderError(f"{log}: the {role} {how} in iteration {iteration}{_last_lines(log)}", status)
-    return time.perf_counter() - started
+    return DecoderRun(time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
+
+
+def _wait(
+    process: subprocess.Popen, started: float, tick: Callable[[float], None] | None
+) -> tuple[int, resource.struct_rusage]:
+    """Wait for ``process`` (``os.wait4``, which gives the CPU it and its waited-for children used), calling
+    ``tick`` about once a second; its exit code (minus the signal that killed it) and its resource usage."""
+    pause, ticked = 0.0005, started
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return process.returncode, usage
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+        now = time.perf_counter()
+        if tick is not None and now - ticked >= 1.0:
+            ticked = now
+            tick(now - started)
 
 
 def _last_lines(path: str, count: int = 3) -> str:

@@ -316,7 +316,7 @@ class TuningLoop:
             }
             command = expand(settings.decoder, values)
             self.report("decoding", {"iteration": i, "command": command})
-            seconds = run_decoder(
+            ran = run_decoder(
                 command, workdir.iteration(i, "decoder.out"), workdir.iteration(i, "decoder.log"), i, self.tick
             )
             written = os.path.join(staging, settings.output_name)
@@ -329,7 +329,7 @@ class TuningLoop:
                 )
             settings.decoder_config.finish_output(staging, settings.output_name)  # Moses -osgx: named, cached
             with open(os.path.join(staging, "decode.json"), "w", encoding="utf-8") as handle:
-                json.dump({"seconds": seconds, "command": command}, handle)
+                json.dump({"seconds": ran.seconds, "cpu_seconds": ran.cpu_seconds, "command": command}, handle)
             workdir.discard(f"iteration-{i:03d}", "scores")  # scores of an earlier decoding, if any, are void
             os.replace(staging, output)  # the decoding is finished the moment its output is in place
             for key in ("score", "bleu", "scorer_seconds"):
@@ -372,7 +372,7 @@ class TuningLoop:
         self.report("scoring", {"iteration": i, "command": command})
         seconds = run_decoder(
             command, workdir.iteration(i, "scorer.out"), workdir.iteration(i, "scorer.log"), i, self.tick, "scorer"
-        )
+        ).seconds
         if not os.path.isfile(written) or os.path.getsize(written) == 0:
             what = (
                 "nothing" if not os.path.exists(written) else "an empty file" if os.path.isfile(written) else "a folder"
@@ -405,6 +405,7 @@ class TuningLoop:
             entry["score"] = entry["bleu"] = self.step.score(inputs, workdir.iteration(i, "weights"), scores)
             decoded = workdir.read_json(f"iteration-{i:03d}", "output", "decode.json") or {}
             entry["decode_seconds"] = decoded.get("seconds")
+            entry["decode_cpu_seconds"] = decoded.get("cpu_seconds")  # absent from a decoding of an older version
             entry["seed"] = iteration_seed(settings.seed, i)
         entry["seconds"] = sum(entry.get(key) or 0.0 for key in ("decode_seconds", "scorer_seconds", "tune_seconds"))
         self.report("decoded", entry)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +122,20 @@ def test_finished_runs_are_skipped_and_torn_results_redone(tmp_path: Path) -> No
     assert counting.executed == []
 
 
-def test_timing_wrapper_logs_each_call_and_keeps_the_exit_status(tmp_path: Path) -> None:
-    fake = tmp_path / "moses"
-    fake.write_text('#!/bin/sh\necho "$@"\nexit 3\n', encoding="utf-8")
+FAKE_MOSES = """#!{python}
+import sys, time
+end = time.process_time() + 0.2
+while time.process_time() < end:
+    pass
+print(" ".join(sys.argv[1:]))
+open({own!r}, "w").write(repr(time.process_time()))
+sys.exit(3)
+"""
+
+
+def test_timing_wrapper_logs_each_call_its_cpu_and_keeps_the_exit_status(tmp_path: Path) -> None:
+    fake, own = tmp_path / "moses", tmp_path / "own"
+    fake.write_text(FAKE_MOSES.format(python=sys.executable, own=str(own)), encoding="utf-8")
     fake.chmod(0o755)
     times = tmp_path / "times"
     wrapper = tmp_path / "moses-timed"
@@ -131,14 +143,19 @@ def test_timing_wrapper_logs_each_call_and_keeps_the_exit_status(tmp_path: Path)
     wrapper.chmod(0o755)
     done = subprocess.run([str(wrapper), "-f", "a b.ini", "-show-weights"], capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (3, "-f a b.ini -show-weights\n")
-    start, end, status, args = times.read_text(encoding="utf-8").split(None, 3)
+    start, end, status, cpu, args = times.read_text(encoding="utf-8").split(None, 4)
     assert float(end) >= float(start) and status == "3" and args == "-f a b.ini -show-weights\n"
+    measured = float(own.read_text(encoding="utf-8"))  # the fake's own CPU, by itself
+    assert cpu.startswith("cpu=") and measured <= float(cpu[4:]) <= measured + 0.5
 
 
-def test_decoder_seconds_leave_out_show_weights(tmp_path: Path) -> None:
+def test_decoder_times_leave_out_show_weights(tmp_path: Path) -> None:
     times = tmp_path / "times"
+    times.write_text("10.0 12.5 0 cpu=4.5 -f x -n-best-list y 100 distinct\n1 2 0 cpu=0.5 -show-weights\n"
+                     "20 21.25 0 cpu=2.0 -f z\n")  # fmt: skip
+    assert bench.decoder_times(str(times)) == pytest.approx((2.5 + 1.25, 4.5 + 2.0))
     times.write_text("10.0 12.5 0 -f x -n-best-list y 100 distinct\n1 2 0 -show-weights\n20 21.25 0 -f z\n")
-    assert bench.decoder_seconds(str(times)) == pytest.approx(2.5 + 1.25)
+    assert bench.decoder_times(str(times)) == (pytest.approx(2.5 + 1.25), None)  # the older wrapper's log
 
 
 def test_sparse_features_go_at_the_end_of_the_feature_section() -> None:
@@ -159,6 +176,8 @@ def test_markdown_tables() -> None:
             "test_bleu": test,
             "seconds": seconds,
             "tune_seconds": seconds / 4,
+            "cpu_seconds": seconds / 2,
+            "tune_cpu_seconds": seconds / 8,
         }
 
     payload = {
@@ -185,7 +204,7 @@ def test_markdown_tables() -> None:
     assert text.splitlines()[0] == (
         "x86_64, 2 cores, 2026-11-27, load average 1.00; stack 20, 2 threads, 100-best, 2 tunings (3 decodings)"
     )
-    assert "| hypertune MERT, 100-best | 2 | 39.00 41.00 40.00 | 2 | 41.00 | 120 | 30 |" in text
+    assert "| hypertune MERT, 100-best | 2 | 39.00 41.00 40.00 | 2 | 41.00 | 120 | 30 | 60 | 15 | - |" in text
     assert "| mert-moses.pl MERT, 100-best | 1 | failed: perl exited 2 | | | | |" in text
     assert "megam" not in text
     payload["runs"][0]["megam"] = "stand-in"
@@ -193,7 +212,10 @@ def test_markdown_tables() -> None:
         payload
     )
     # mean and sample sd of 40, 41, 42 (1.00), of 100, 120, 140 (20), of 25, 30, 35 (5); dev of the returned 2nd
-    assert "| hypertune MERT, 100-best | 3 | 41.00 ± 0.00 | 41.00 ± 1.00 | 120.00 ± 20.00 | 30.00 ± 5.00 |" in text
+    assert (
+        "| hypertune MERT, 100-best | 3 | 41.00 ± 0.00 | 41.00 ± 1.00 | 120.00 ± 20.00 | 30.00 ± 5.00 | 60.00 ± 10.00 "
+        "| 15.00 ± 2.50 |" in text
+    )
     assert "| mert-moses.pl MERT, 100-best | hypertune MERT, 100-best | 3 | 40.10 | 41.00 ± 0.50 | 0.012 | - |" in text
 
 

@@ -1,0 +1,26 @@
+"""``run_decoder``'s CPU accounting: the CPU of the decoder's own children (here a grandchild of the keeper,
+under the shell) is counted, as the child itself measures it."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from hypertune.loop import run_decoder
+
+BUSY = """
+import sys, time
+end = time.process_time() + 0.3
+while time.process_time() < end:
+    pass
+open(sys.argv[1], "w").write(repr(time.process_time()))
+"""
+
+
+def test_cpu_seconds_count_what_the_command_ran(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(BUSY)} {shlex.quote(str(own))} | cat"
+    ran = run_decoder(command, str(tmp_path / "out"), str(tmp_path / "log"), 1)
+    measured = float(own.read_text())  # the busy process's own CPU, by itself
+    assert measured <= ran.cpu_seconds <= measured + 1.0  # plus the keeper's and the shell's start
