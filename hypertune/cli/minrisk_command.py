@@ -18,9 +18,12 @@ Objectives (p(e) ∝ exp(γ·w·h(e)); see docs/minrisk.md):
   xbleu        corpus BLEU of expected statistics (default). Exact on k-best lists; on lattices and
                forests from expected n-gram counts of the graph split by n-gram state, clipped per
                reference n-gram (an approximation, documented).
-  risk         mean expected 1 - BLEU+1. Exact on k-best lists; a lattice or forest is replaced by the
-               k-best list of its --kbest best derivations under the initial weights.
+  risk         mean expected 1 - BLEU+1 (--sentence-bleu ibm: cdec's IBM BLEU). Exact on k-best lists; a
+               lattice or forest is replaced by the k-best list of its --kbest best derivations under the
+               initial weights.
   linear-bleu  mean expected linear-BLEU gain (Tromble et al. 2008, unclipped matches): exact everywhere.
+
+cdec's minrisk_optimize is --objective risk --sentence-bleu ibm --start-norm l2 (docs/minrisk.md).
 """
 
 

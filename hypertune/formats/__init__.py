@@ -1,23 +1,18 @@
 """Readers and writers of decoder search spaces and weights; one module per format, one sniffing registry.
 
-Registration order is sniffing order: the most specific sniffers come first.
+The registry (:data:`~hypertune.formats.registry.FORMATS`) knows the built-in formats by name and in sniffing
+order (the most specific sniffers first) and imports a format's module when the format is first looked up; so
+do the modules' names here (``hypertune.formats.plf``), so that a command that reads one format does not
+import every reader and its compiled kernels.
 """
 
-from hypertune.formats import (  # noqa: F401
-    cache,
-    cdec_json,
-    extractor,
-    htk_slf,
-    hypertune_json,  # registers the format
-    jsonl,  # sniffed before cdec_json (whose sniffer takes any object whose first key is "features")
-    moses_hypergraph,
-    moses_searchgraph,  # its sniffer only takes lines 'id hyp=N stack=N': no clash with other formats
-    nbest,
-    openfst,
-    plf,
-)
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
 from hypertune.formats.references import read_references
-from hypertune.formats.registry import FORMATS, GraphFormat, detect_format, read_graphs, register, write_graphs
+from hypertune.formats.registry import BUILTIN, FORMATS, GraphFormat, detect_format, read_graphs, register, write_graphs
 from hypertune.formats.weights import read_weights, write_weights
 
 __all__ = [
@@ -31,3 +26,17 @@ __all__ = [
     "write_graphs",
     "write_weights",
 ]
+
+#: The format modules, imported on first use (:func:`__getattr__`).
+_READERS = frozenset(BUILTIN.values())
+
+
+def __getattr__(name: str) -> ModuleType:
+    """A format module (``hypertune.formats.cdec_json``, ...), imported when first asked for."""
+    if name in _READERS:
+        return importlib.import_module(f"hypertune.formats.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _READERS)

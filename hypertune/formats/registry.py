@@ -16,9 +16,10 @@ directory's files by name). :func:`describe_sentence_ids` says which rule gave a
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from hypertune.errors import InputError, UsageError
@@ -44,20 +45,72 @@ class GraphFormat:
         return named_by_file(path, self.read(path, feature_space, vocabulary))
 
 
-FORMATS: dict[str, GraphFormat] = {}
+#: The built-in formats in sniffing order (the most specific sniffers first), each with the module of
+#: ``hypertune.formats`` that defines and registers it. A module is imported when one of its formats is first
+#: looked up, so a command that reads one format does not import every reader (and its compiled kernels).
+BUILTIN: dict[str, str] = {
+    "hypertune-cache": "cache",
+    "jsonl": "jsonl",  # before cdec-json, whose sniffer takes any object whose first key is "features"
+    "cdec-json": "cdec_json",
+    "moses-extractor": "extractor",
+    "htk-slf": "htk_slf",
+    "hypertune": "hypertune_json",
+    "moses-hypergraph": "moses_hypergraph",
+    "moses-searchgraph": "moses_searchgraph",  # only lines 'id hyp=N stack=N': no clash with other formats
+    "moses-nbest": "nbest",
+    "zmert": "nbest",
+    "openfst": "openfst",
+    "plf": "plf",
+}
+#: The built-in formats that sniff raw bytes (``sniff_bytes``), checked before every text sniffer.
+BINARY = frozenset({"hypertune-cache"})
+
+
+class FormatRegistry(Mapping[str, GraphFormat]):
+    """The graph formats by name, in sniffing order: the built-in ones (:data:`BUILTIN`, their names known
+    before their modules are imported) and those given to :func:`register`. Looking a format up (``[]``,
+    ``get``, ``values``, ``items``) imports its module; listing names (``in``, iteration, ``len``) does not."""
+
+    def __init__(self) -> None:
+        self._order: list[str] = list(BUILTIN)
+        self._formats: dict[str, GraphFormat] = {}
+
+    def __getitem__(self, name: str) -> GraphFormat:
+        if name not in self._formats and name in BUILTIN:
+            importlib.import_module(f"hypertune.formats.{BUILTIN[name]}")  # registers it
+        return self._formats[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._order
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def loaded(self, name: str) -> bool:
+        """Whether format ``name`` is held already (its module imported)."""
+        return name in self._formats
+
+    def add(self, fmt: GraphFormat, before: str | None = None) -> None:
+        """Hold ``fmt``: a built-in name keeps its place; a new one goes last, or just before ``before``."""
+        self._formats[fmt.name] = fmt
+        if fmt.name in BUILTIN:
+            return
+        if fmt.name in self._order:
+            self._order.remove(fmt.name)
+        place = self._order.index(before) if before is not None and before in self._order else len(self._order)
+        self._order.insert(place, fmt.name)
+
+
+FORMATS = FormatRegistry()
 
 
 def register(fmt: GraphFormat, before: str | None = None) -> GraphFormat:
     """Add ``fmt`` last in sniffing order, or just before the format named ``before`` (whose sniffer would
-    take its files)."""
-    FORMATS[fmt.name] = fmt
-    if before is not None and before in FORMATS:
-        names = list(FORMATS)
-        names.remove(fmt.name)
-        names.insert(names.index(before), fmt.name)
-        reordered = {name: FORMATS[name] for name in names}
-        FORMATS.clear()
-        FORMATS.update(reordered)
+    take its files); a built-in format (:data:`BUILTIN`) keeps its place."""
+    FORMATS.add(fmt, before)
     return fmt
 
 
@@ -65,11 +118,14 @@ def detect_format(path: str) -> GraphFormat:
     """The format whose sniffer recognises the file, or an :class:`InputError` listing the formats."""
     with open(path, "rb") as raw:
         magic = raw.read(64)
-    for fmt in FORMATS.values():
-        if fmt.sniff_bytes is not None and fmt.sniff_bytes(magic):
-            return fmt
+    for name in FORMATS:  # a built-in format outside BINARY has no bytes sniffer: not imported for one
+        if name in BINARY or name not in BUILTIN or FORMATS.loaded(name):
+            fmt = FORMATS[name]
+            if fmt.sniff_bytes is not None and fmt.sniff_bytes(magic):
+                return fmt
     head = read_head(path)
-    for fmt in FORMATS.values():
+    for name in FORMATS:  # in order, each module imported when its sniffer is reached
+        fmt = FORMATS[name]
         if fmt.sniff(head):
             return fmt
     if not head.strip():

@@ -13,7 +13,7 @@ from hypertune.hypergraph.building import (
     trimmed,
     useful_edges,
 )
-from hypertune.hypergraph.packing import KbestLists, PackedGraphs, kbest_lattices, union
+from hypertune.hypergraph.packing import KbestLists, PackedGraphs, kbest_lattices, packed_kbest_lists, union
 from hypertune.hypergraph.structure import ANNOTATIONS, EDGE_ANNOTATIONS, Derivation, EdgeScores, Hypergraph
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "from_kbest",
     "from_networkx",
     "kbest_lattices",
+    "packed_kbest_lists",
     "trim",
     "trimmed",
     "union",

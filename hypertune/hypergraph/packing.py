@@ -229,6 +229,45 @@ def kbest_lattices(
     return graphs
 
 
+def packed_kbest_lists(
+    list_offsets: np.ndarray, words: np.ndarray, word_offsets: np.ndarray, num_features: int
+) -> tuple[PackedGraphs, np.ndarray]:
+    """The k-best lists of :func:`kbest_lattices` packed as :meth:`PackedGraphs.pack` packs those graphs (with no
+    features: ``features=False``), straight from the arrays, and the packed edge of every hypothesis. List ``s``
+    is nodes ``2s`` (the start, reached by its axiom edge, with no tail and no words) and ``2s + 1`` (the goal,
+    reached by one edge per hypothesis with tail ``2s`` and the target ``[tail 0] words``)."""
+    list_offsets = np.asarray(list_offsets, dtype=np.int64)
+    lists = len(list_offsets) - 1
+    counts = np.diff(list_offsets)
+    edge_starts = offsets_from_counts(counts + 1)
+    edges = int(edge_starts[-1])
+    axioms = edge_starts[:-1]
+    is_hypothesis = np.ones(edges, dtype=bool)
+    is_hypothesis[axioms] = False
+    hypothesis_edges = np.flatnonzero(is_hypothesis)
+    node_offsets = np.empty(2 * lists + 1, dtype=np.int64)
+    node_offsets[0:-1:2], node_offsets[1:-1:2], node_offsets[-1] = axioms, axioms + 1, edges
+    tokens = np.zeros(edges, dtype=np.int64)
+    tokens[hypothesis_edges] = np.diff(word_offsets) + 1  # the start node's yield, then the words
+    target_offsets = offsets_from_counts(tokens)
+    target = np.full(int(target_offsets[-1]), -1, dtype=np.int64)
+    is_word = np.ones(target.size, dtype=bool)
+    is_word[target_offsets[hypothesis_edges]] = False
+    target[is_word] = words
+    packed = PackedGraphs(
+        node_offsets=node_offsets,
+        tail_offsets=offsets_from_counts(is_hypothesis.astype(np.int64)),
+        tails=np.repeat(np.arange(0, 2 * lists, 2, dtype=np.int64), counts),
+        target_offsets=target_offsets,
+        target=target,
+        node_starts=np.arange(0, 2 * lists + 1, 2, dtype=np.int64),
+        edge_starts=edge_starts,
+        features=sp.csc_matrix((edges, num_features)),
+        max_arity=1,
+    )
+    return packed, hypothesis_edges
+
+
 def _with_axiom_row(rows: np.ndarray) -> np.ndarray:
     """A list's per-hypothesis rows as per-edge rows: a row of zeros for the start axiom (edge 0) first."""
     return np.vstack([np.zeros((1, rows.shape[1])), rows])

@@ -36,8 +36,9 @@ from hypertune import interrupts
 from hypertune.algorithms.expectations import InsideOutside, inside_outside, score_gradient
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import InputError, UsageError, warn
-from hypertune.hypergraph import Hypergraph, PackedGraphs
+from hypertune.hypergraph import Hypergraph, PackedGraphs, packed_kbest_lists
 from hypertune.metrics import BleuMetric, Metric, better
+from hypertune.metrics.bleu import bleu_score
 from hypertune.metrics.gains import gain_for, has_bleu_statistics, sentence_gains
 from hypertune.metrics.linear_bleu import LinearBleu, estimate_precisions
 from hypertune.tuners.base import Checkpoint, Iteration, TuningResult, metric_label
@@ -47,7 +48,7 @@ from hypertune.tuners.finishing import finish_weights, keeps_start
 from hypertune.tuners.kbest_lists import as_kbest_lists
 from hypertune.tuners.lbfgsb import minimize_lbfgsb
 from hypertune.tuners.minrisk_options import Annealing, MinRiskOptions
-from hypertune.tuners.model_best import ModelBest
+from hypertune.tuners.model_best import ModelBest, batch_arrays
 from hypertune.tuners.objectives import (
     ExpectedBleu,
     ExpectedGain,
@@ -149,7 +150,10 @@ class MinRisk:
     regularized); ``l1``: of ``l1·‖w‖₁``, minimized by OWL-QN (:mod:`hypertune.tuners.owlqn`) instead of
     L-BFGS-B. ``smooth_bp``: τ of xbleu's smooth brevity penalty (0: the hard one). ``linear_p``,
     ``linear_r``: Tromble et al.'s p and r (default: estimated from the model-best translations under the
-    initial weights). ``kbest``: derivations per lattice/forest for ``risk``. ``iterations``: the most
+    initial weights). ``sentence_bleu``: ``risk``'s sentence BLEU, ``"bleu+1"`` (default) or ``"ibm"`` (cdec's,
+    :func:`sentence_bleu`); ``start_norm``: ``"none"`` (default) or ``"l2"``, the start weights divided by their L2
+    norm (:func:`unit_l2`; cdec's ``minrisk_optimize`` does both). ``kbest``: derivations per lattice/forest for
+    ``risk``. ``iterations``: the most
     L-BFGS iterations per run; ``tolerance``: a run also stops when an iteration improves the objective by
     less than this fraction of its size (L-BFGS-B's ``ftol``). ``fixed``, ``bounds``: as MERT's. ``normalize``:
     ``"l1"`` (default) or ``"none"``, how the weights are finished (:func:`~hypertune.tuners.finishing.finish_weights`:
@@ -213,7 +217,7 @@ class RiskProblem:
         self.metric = self.shards.metric
         self.names = space.names
         self.width = len(self.names)
-        self.init = init
+        self.init = init = unit_l2(init) if options.start_norm == "l2" else init
         self.start = init.vector(space, self.width)
         self.before = math.nan  # the start weights' metric, once fit measures it
         self._reported: np.ndarray | None = None  # the weights of the last checkpoint (``None``: none yet)
@@ -568,13 +572,15 @@ def _prepare(
     """Pack the search spaces the objective runs on and their per-edge quantities (``precisions``: linear
     BLEU's p and r when estimated from a whole corpus this is a shard of)."""
     order = _max_order(tuning_set)
-    graphs = list(tuning_set.graphs)
     if not _bleu_statistics(tuning_set):
         return _expected_score_space(tuning_set, options, start)
+    if options.objective == "xbleu" and batch_arrays(tuning_set):
+        return _batch_xbleu_space(tuning_set, options, order)
+    graphs = list(tuning_set.graphs)
     if options.objective == "risk":
         graphs, lists = as_kbest_lists(tuning_set, start, options.kbest)
         stats = np.vstack(lists)
-        losses = 1.0 - sentence_gains(stats, order, "bleu+1")
+        losses = 1.0 - sentence_bleu(stats, order, options.sentence_bleu)
         losses[offsets_from_counts([hg.num_edges for hg in graphs])[:-1]] = 0.0  # each list's start axiom (edge 0)
         return _space(graphs, [(hg, None) for hg in graphs], losses[:, None], ExpectedRisk(len(graphs)))
     if any(not hg.is_kbest for hg in graphs) and not tuning_set._ids_are_tokens():
@@ -583,6 +589,23 @@ def _prepare(
     if options.objective == "linear-bleu":
         return _linear_bleu_space(tuning_set, options, model_best.stats(start), order, precisions)
     return _xbleu_space(tuning_set, options, model_best.stats(start), order)
+
+
+def sentence_bleu(stats: np.ndarray, order: int, kind: str) -> np.ndarray:
+    """The sentence BLEU of every row of ``stats`` that ``risk`` takes as ``1 - loss``: ``bleu+1``, BLEU+1 (Lin &
+    Och 2004; :func:`~hypertune.metrics.gains.sentence_gains`), or ``ibm``, cdec's ``IBM_BLEU`` of the sentence
+    alone (mteval/ns.cc: a zero match count taken as 0.01, only orders with hypothesis n-grams averaged), the
+    loss of cdec's ``minrisk_optimize`` (training/utils/risk.cc)."""
+    if kind == "ibm":
+        return np.asarray(bleu_score(stats, order, ibm=True), dtype=np.float64)
+    return np.asarray(sentence_gains(stats, order, "bleu+1"), dtype=np.float64)
+
+
+def unit_l2(weights: Weights) -> Weights:
+    """``weights`` divided by the L2 norm of the scores' weights (``scale`` included), as cdec's
+    ``minrisk_optimize`` divides its start weights (``start_norm="l2"``); unchanged when all are zero."""
+    norm = math.sqrt(math.fsum((weights.scale * v) ** 2 for v in weights.values()))
+    return Weights({k: v / norm for k, v in weights.items()}, weights.scale) if norm > 0 else weights.copy()
 
 
 def _expected_score_space(tuning_set: TuningSet, options: MinRiskOptions, start: np.ndarray) -> _Space:
@@ -680,6 +703,30 @@ def _linear_bleu_space(
             sources.append((hg, split.origin))
         gains.append(gain)
     return _space(graphs, sources, np.concatenate(gains)[:, None], ExpectedLinearBleu(len(graphs)))
+
+
+def _batch_xbleu_space(tuning_set: TuningSet, options: MinRiskOptions, order: int) -> _Space:
+    """:func:`_xbleu_space` of a tuning set that is one batch of k-best lists (:func:`batch_arrays`), from the
+    batch's arrays: the same packed lattices, features and statistics, without making a graph per list."""
+    batch = tuning_set.batch
+    assert batch is not None
+    width = len(tuning_set.feature_space)
+    words, word_offsets = (batch.words if batch.words is not None
+                           else (np.zeros(0, np.int64), np.zeros(batch.num_hypotheses + 1, np.int64)))  # fmt: skip
+    packed, hypotheses = packed_kbest_lists(batch.list_offsets, words, word_offsets, len(batch.feature_space))
+    edges = packed.num_edges
+    rows = tuning_set.batch_rows()
+    stats = np.zeros((edges, rows.shape[1]))
+    stats[hypotheses] = rows
+    hyp_features = batch.feature_rows()
+    lengths = np.zeros(edges, dtype=np.int64)
+    lengths[hypotheses] = np.diff(hyp_features.indptr)
+    features = sp.csr_matrix((hyp_features.data, hyp_features.indices, offsets_from_counts(lengths)),
+                             shape=(edges, width))  # fmt: skip
+    no_types = sp.csr_matrix((np.ones(0), (np.zeros(0, np.int64), np.zeros(0, np.int64))), shape=(edges, 0))
+    quantities = sp.hstack([sp.csr_matrix(stats), no_types], format="csr")
+    objective = ExpectedBleu(order, options.smooth_bp, None, None)
+    return _Space(packed, features, None, quantities, objective, len(packed))
 
 
 def _ngram_edges(tuning_set: TuningSet, sentence: int, order: int) -> NgramEdges:

@@ -13,6 +13,11 @@ from hypertune.tuners.options import OptionError, TunerOptions, feature_bounds, 
 
 #: The default of ``quench_max`` (:class:`MinRiskOptions`, :class:`Annealing`).
 QUENCH_MAX = 64.0
+#: ``risk``'s sentence BLEU (``sentence_bleu``): BLEU+1 (Lin & Och 2004), or cdec's ``IBM_BLEU`` of one sentence
+#: (a zero match count taken as 0.01, only orders with hypothesis n-grams averaged: cdec's ``minrisk_optimize``).
+SENTENCE_BLEUS = ("bleu+1", "ibm")
+#: ``start_norm``: the start weights as given, or divided by their L2 norm (cdec's ``minrisk_optimize``).
+START_NORMS = ("none", "l2")
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,17 @@ class MinRiskOptions(TunerOptions):
     )
     linear_p: float | None = option(None, "linear-bleu: unigram precision p", kind="number", metavar="P")
     linear_r: float | None = option(None, "linear-bleu: precision ratio r", kind="number", metavar="R")
+    sentence_bleu: str = option(
+        "bleu+1",
+        "risk: the sentence BLEU of the loss 1 - BLEU: bleu+1 (Lin & Och 2004), or ibm (cdec's IBM BLEU, 0.01 for "
+        "a zero match count, as cdec's minrisk_optimize)",
+        choices=SENTENCE_BLEUS,
+    )
+    start_norm: str = option(
+        "none",
+        "none: start from --init as given; l2: from --init divided by its L2 norm (cdec's minrisk_optimize)",
+        choices=START_NORMS,
+    )
     kbest: int = option(100, "risk on lattices/forests: derivations per graph", kind="positive-count", metavar="K")
     iterations: int = option(100, "L-BFGS iterations per run", kind="positive-count", metavar="N")
     tolerance: float = option(
@@ -130,6 +146,8 @@ class MinRiskOptions(TunerOptions):
             raise OptionError("{l1} (OWL-QN) takes no {bounds} and no {optimize_scale}")
         if annealing is not None and (self.optimize_scale or self.entropy):
             raise OptionError("annealing sets T and γ itself: give {anneal} without {entropy} and {optimize_scale}")
+        if self.sentence_bleu != "bleu+1" and self.objective != "risk":
+            raise OptionError("{sentence_bleu} is the loss of the risk objective: give it with {objective} risk")
         if (self.linear_p is None) != (self.linear_r is None):
             raise OptionError("give both {linear_p} and {linear_r}, or neither (both are then estimated)")
 

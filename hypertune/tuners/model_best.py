@@ -39,6 +39,15 @@ class ModelBest:
         self.tuning_set = tuning_set
         width = len(tuning_set.feature_space)
         self.width = width
+        if batch_arrays(tuning_set):  # one batch of lists: its arrays as they are, no graph made
+            batch = tuning_set.batch
+            assert batch is not None
+            self.lists, self.others = list(range(len(batch))), []
+            self.list_features = _padded(batch.feature_rows(), width)
+            self.list_offsets = batch.list_offsets
+            self.list_stats = tuning_set.batch_rows()
+            self.size = self.list_stats.shape[1]  # the tuning set's stats_size, without making list 0's graph
+            return
         self.lists = [s for s, g in enumerate(tuning_set.graphs) if g.is_kbest]
         self.others = [s for s, g in enumerate(tuning_set.graphs) if not g.is_kbest]
         if self.lists:
@@ -49,10 +58,11 @@ class ModelBest:
         if self.others:
             self.packed = PackedGraphs.pack([tuning_set.graphs[s] for s in self.others])
             self.graph_features = self.packed.features.tocsr()
+        self.size = tuning_set.stats_size
 
     def stats(self, w: np.ndarray) -> np.ndarray:
         """One row of statistics per sentence, in tuning-set order."""
-        out = np.zeros((len(self.tuning_set), self.tuning_set.stats_size))
+        out = np.zeros((len(self.tuning_set), self.size))
         if self.lists:
             rows = model_best_rows(np.ascontiguousarray(self.list_features @ w), self.list_offsets)
             out[self.lists] = self.list_stats[rows]
@@ -66,3 +76,20 @@ class ModelBest:
         """The corpus metric of the model-best translations under ``w``: what decoding the inputs with ``w``
         and scoring the output gives."""
         return float(self.tuning_set.score(self.stats(w).sum(axis=0)))
+
+
+def batch_arrays(tuning_set: TuningSet) -> bool:
+    """Whether ``tuning_set`` is one :class:`~hypertune.formats.kbest_batch.KbestBatch` whose statistics come
+    from its arrays (:meth:`TuningSet.batch_rows`): the model-best rows and minimum risk's k-best search spaces
+    are then read from the batch, without making its graphs."""
+    batch = tuning_set.batch
+    return (
+        batch is not None and not tuning_set.metric.given_names and (batch.stats is not None or batch.words is not None)
+    )
+
+
+def _padded(features: sp.csr_matrix, width: int) -> sp.csr_matrix:
+    """CSR ``features`` with ``width`` columns (the same arrays), as :meth:`Hypergraph.feature_matrix` pads."""
+    if features.shape[1] == width:
+        return features
+    return sp.csr_matrix((features.data, features.indices, features.indptr), shape=(features.shape[0], width))

@@ -20,9 +20,11 @@ from hypertune.hypergraph import (
     Hypergraph,
     HypergraphBuilder,
     KbestLists,
+    PackedGraphs,
     from_kbest,
     from_networkx,
     kbest_lattices,
+    packed_kbest_lists,
     trim,
     union,
 )
@@ -300,6 +302,24 @@ def test_every_field_survives_the_builder_and_trimming():
                                    source_covered=[1, 2, 3], edge_stats=[[1, 0], [2, 2], [0, 1]],
                                    edge_scores=EdgeScores(["q"], [[0.5], [0.25], [1.0]]))  # fmt: skip
     assert_fields(in_order, TRIMMED)
+
+
+def test_kbest_lists_packed_from_their_arrays_as_their_graphs_pack():
+    space, vocabulary = FeatureSpace(["f", "g"]), Vocabulary(["w0", "w1", "w2"])
+    rng = np.random.default_rng(5)
+    counts = np.array([2, 1, 3, 1])
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    lengths = rng.integers(0, 4, size=offsets[-1])
+    word_offsets = np.concatenate(([0], np.cumsum(lengths)))
+    words = rng.integers(0, 3, size=word_offsets[-1])
+    lists = KbestLists(offsets, words, word_offsets, sp.csr_matrix(rng.normal(size=(offsets[-1], 2))))
+    packed, hypothesis_edges = packed_kbest_lists(offsets, words, word_offsets, len(space))
+    expected = PackedGraphs.pack(kbest_lattices(lists, space, vocabulary), features=False)
+    for field in ("node_offsets", "tail_offsets", "tails", "target_offsets", "target", "node_starts", "edge_starts"):
+        np.testing.assert_array_equal(getattr(packed, field), getattr(expected, field), err_msg=field)
+    assert packed.features.shape == expected.features.shape and packed.features.nnz == 0
+    assert packed.max_arity == expected.max_arity == 1
+    assert hypothesis_edges.tolist() == [1, 2, 4, 6, 7, 8, 10]  # each list's edges after its start axiom
 
 
 def test_every_field_survives_the_checked_path_and_packing():
