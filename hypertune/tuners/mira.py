@@ -33,10 +33,14 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 import scipy.sparse as sp
+from llvmlite import ir  # type: ignore[import-untyped]
+from llvmlite.binding import llvm_version_info  # type: ignore[import-untyped]
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from hypertune import interrupts
 from hypertune.arrays import offsets_from_counts
-from hypertune.compiled import EMPTY_KEY, insert_key, stable_argsort
+from hypertune.compiled import EMPTY_KEY, helper_jit, insert_key, stable_argsort
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics.background import background_bleu_distinct
@@ -90,6 +94,57 @@ class MiraResult(TuningResult):
 # ---------------------------------------------------------------------- compiled pieces
 
 
+@intrinsic
+def _prefetch(typingctx, array, index):  # pragma: no cover - compiled
+    """Ask the processor to bring the cache line of entry ``index`` of a C-contiguous ``array`` (a flat index,
+    whatever its dimensions) in: LLVM's ``llvm.prefetch``, a read kept in every cache level. It reads nothing and
+    cannot fault, so any index is allowed."""
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = builder.bitcast(builder.gep(ary.data, [args[1]]), cgutils.voidptr_t)
+        i32 = ir.IntType(32)
+        name = "llvm.prefetch.p0" if llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"  # opaque pointers or not
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32]), name
+        )
+        builder.call(function, [pointer, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@helper_jit
+def _prefetch_range(array, lo, hi, step):  # pragma: no cover - compiled
+    """:func:`_prefetch` the cache lines of entries ``lo:hi`` of a C-contiguous ``array`` (flat indices; ``step``
+    entries a line)."""
+    for k in range(lo, hi, step):
+        _prefetch(array, k)
+    if hi > lo:
+        _prefetch(array, hi - 1)
+
+
+@helper_jit
+def _prefetch_sentence(s, rows, distinct, width):  # pragma: no cover - compiled
+    """Bring sentence ``s``'s rows and distinct statistics towards the cache before the epoch reaches it: the
+    epoch visits sentences in a random order, and each visit's first touches of these arrays would otherwise wait
+    on memory one after another."""
+    lo, hi = rows.offsets[s], rows.offsets[s + 1]
+    if rows.blocks.size > 0:
+        _prefetch_range(rows.blocks, width * lo, width * hi, 8)
+    else:
+        _prefetch_range(rows.data, rows.indptr[lo], rows.indptr[hi], 8)
+        _prefetch_range(rows.indices, rows.indptr[lo], rows.indptr[hi], 8)
+    _prefetch_range(distinct.group, lo, hi, 16)
+    u_lo, u_hi = distinct.group_offsets[s], distinct.group_offsets[s + 1]
+    size = distinct.group_stats.shape[1]  # two-dimensional, row-major: flat indices
+    _prefetch_range(distinct.group_stats, u_lo * size, u_hi * size, 8)
+    _prefetch_range(distinct.value_ids, u_lo * size, u_hi * size, 16)
+    v_lo, v_hi = distinct.value_offsets[s], distinct.value_offsets[s + 1]
+    _prefetch_range(distinct.values, v_lo, v_hi, 8)
+    _prefetch_range(distinct.value_columns, v_lo, v_hi, 8)
+
+
 @_jit
 def _apply_update(idx, diff, eta, w, totals, last, state):  # pragma: no cover - compiled
     """One MIRA step on the touched features, keeping ``totals[j] = sum_{t <= last[j]} w_t[j]``."""
@@ -133,12 +188,15 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
     blocks, indptr, indices, data = rows.blocks, rows.indptr, rows.indices, rows.data
     n = hi - lo
     if blocks.size > 0:  # row after row, as the block lies in memory (one streaming read); each sum in column order
-        for i in range(n):
-            start = width * (lo + i)
-            x = 0.0
-            for j in range(width):
-                x += blocks[start + j] * w[j]
-            out[i] = x
+        i = 0
+        while i + 4 <= n:
+            a = width * (lo + i)
+            out[i], out[i + 1], out[i + 2], out[i + 3] = _four_scores(
+                a, a + width, a + 2 * width, a + 3 * width, width, blocks, w
+            )
+            i += 4
+        for t in range(i, n):
+            out[t] = _dense_score(width * (lo + t), width, blocks, w)
     else:
         for i in range(n):
             r = lo + i
@@ -146,6 +204,28 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
             for k in range(indptr[r], indptr[r + 1]):
                 x += data[k] * w[indices[k]]
             out[i] = x
+
+
+@helper_jit
+def _four_scores(a, b, c, d, width, blocks, w):  # pragma: no cover - compiled
+    """:func:`_dense_score` of the rows starting at ``a``, ``b``, ``c`` and ``d``, side by side: four independent
+    chains of additions where one would wait on each addition (the same sums, in the same order)."""
+    x0 = x1 = x2 = x3 = 0.0
+    for j in range(width):
+        x0 += blocks[a + j] * w[j]
+        x1 += blocks[b + j] * w[j]
+        x2 += blocks[c + j] * w[j]
+        x3 += blocks[d + j] * w[j]
+    return x0, x1, x2, x3
+
+
+@helper_jit
+def _dense_score(start, width, blocks, w):  # pragma: no cover - compiled
+    """``w . h`` of the dense row at ``blocks[start:start + width]``, summed in column order (as :func:`_scores`)."""
+    x = 0.0
+    for j in range(width):
+        x += blocks[start + j] * w[j]
+    return x
 
 
 class KbestRows(NamedTuple):
@@ -216,7 +296,10 @@ def _kbest_epoch(
     updates = 0
     total_loss = 0.0
     size = stats.shape[1]
-    for s in order_idx:
+    for k in range(order_idx.size):
+        if k + 1 < order_idx.size:
+            _prefetch_sentence(order_idx[k + 1], rows, distinct, width)
+        s = order_idx[k]
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
         if n == 0:
@@ -255,40 +338,175 @@ def _kbest_epoch(
 def _add_row(sign, r, rows, width, mark, dense, touched, m):  # pragma: no cover - compiled
     """``dense += sign * h(r)`` over row ``r``'s stored entries (a dense batch's: its ``width`` columns in
     order), each column met for the first time marked and listed in ``touched[m:]``; the new ``m``."""
-    indptr, indices, data, blocks = rows.indptr, rows.indices, rows.data, rows.blocks
-    dense_rows = indptr.size == 0
-    start, stop = (width * r, width * (r + 1)) if dense_rows else (indptr[r], indptr[r + 1])
+    indptr, indices = rows.indptr, rows.indices
+    values = rows.data if indptr.size else rows.blocks
+    start, stop = _row_span(r, indptr, width)
     for k in range(start, stop):
-        j = k - start if dense_rows else indices[k]
+        j = _column(k, start, indptr, indices)
         if not mark[j]:
             mark[j] = True
             dense[j] = 0.0
             touched[m] = j
             m += 1
-        dense[j] += sign * (blocks[k] if dense_rows else data[k])
+        dense[j] += sign * values[k]
     return m
 
 
+class ScoredRows(NamedTuple):
+    """What :func:`_kbest_model_stats` keeps between evaluations (dense rows only; else empty arrays): ``bounds[s, j]
+    = max_r |h_rj|`` over sentence ``s``'s rows, ``scores[r]`` row ``r``'s score (as float32) under the weights
+    ``past[generation[s]]`` (``-1``: not scored yet), ``top[s]`` and ``large[s]`` the largest of the sentence's
+    ``scores`` and of their magnitudes, ``past`` every weight vector evaluated so far (the last: the one being
+    evaluated), ``picked`` scratch (one entry per row of the longest list)."""
+
+    bounds: np.ndarray
+    generation: np.ndarray
+    past: np.ndarray
+    scores: np.ndarray
+    top: np.ndarray
+    large: np.ndarray
+    picked: np.ndarray
+
+    @classmethod
+    def start(cls, rows: KbestRows) -> ScoredRows:
+        """Nothing scored yet: for dense rows (``rows.blocks``) what the evaluations keep, else :meth:`none`."""
+        offsets, blocks = rows.offsets, rows.blocks
+        if blocks.size == 0:
+            return cls.none()
+        sentences, hypotheses = offsets.size - 1, int(offsets[-1])
+        width = blocks.size // max(hypotheses, 1)
+        return cls(
+            np.empty((sentences, width)),  # a sentence's row filled when it is first scored
+            np.full(sentences, -1, np.int64),
+            np.zeros((0, width)),
+            np.empty(hypotheses, np.float32),
+            np.empty(sentences),
+            np.empty(sentences),
+            np.empty(int(np.diff(offsets).max(initial=0)), np.int64),
+        )
+
+    @classmethod
+    def none(cls) -> ScoredRows:
+        """Nothing kept: every row scored at every evaluation."""
+        nothing = np.zeros(0)
+        return cls(np.zeros((0, 0)), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.float32), nothing,
+                   nothing, np.zeros(0, np.int64))  # fmt: skip
+
+    def evaluating(self, w: np.ndarray) -> ScoredRows:
+        """These scores, ``w`` the weights being evaluated (the last of ``past``)."""
+        if self.bounds.shape[0] == 0:
+            return self
+        return self._replace(past=np.vstack([self.past, np.asarray(w, np.float64)[None, : self.past.shape[1]]]))
+
+
+#: Score every row of a sentence again (and keep the scores) when more than this share of them could be first-best.
+_RESCORE_SHARE = 0.4
+
+
 @_jit
-def _kbest_model_stats(rows, w):  # pragma: no cover - compiled
-    """Summed statistics of every sentence's model-best hypothesis (:func:`model_best_rows`), in sentence
-    order; one sentence's scores at a time."""
+def _kbest_model_stats(rows, w, scored):  # pragma: no cover - compiled
+    """Summed statistics of every sentence's model-best hypothesis (:func:`model_best_rows`, called for a chunk of
+    sentences at a time), in sentence order. With ``scored`` (:class:`ScoredRows`, ``past[-1]`` being ``w``), a
+    sentence scored before scores again only the rows that can still be its first-best (:func:`_candidates`), the
+    others left at ``-inf``: the model-best and its statistics are the same as when every row is scored."""
     offsets, blocks, stats = rows.offsets, rows.blocks, rows.stats
     total = np.zeros(stats.shape[1])
     longest = 1
     for s in range(offsets.size - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
-    scores = np.empty(longest)
-    bounds = np.zeros(2, np.int64)  # the sentence's rows in ``scores``
+    room = max(longest, _CHUNK_ROWS)
+    scores = np.empty(room)
+    bounds = np.zeros(_CHUNK_SENTENCES + 1, np.int64)  # the chunk's sentences' rows in ``scores``
     width = blocks.size // max(offsets[-1], 1)
-    for s in range(offsets.size - 1):
-        _scores(offsets[s], offsets[s + 1], rows, width, w, scores)
-        bounds[1] = offsets[s + 1] - offsets[s]
-        best = model_best_rows(scores, bounds)[0]
-        if best >= 0:
-            for j in range(stats.shape[1]):
-                total[j] += stats[offsets[s] + best, j]
+    keep = scored.bounds.shape[0] > 0
+    now = scored.past.shape[0] - 1
+    first, count = 0, 0  # the chunk: sentences first:first + count, scored, their model-best not yet chosen
+    for s in range(offsets.size):
+        last = s == offsets.size - 1
+        full = count == _CHUNK_SENTENCES or (not last and bounds[count] + offsets[s + 1] - offsets[s] > room)
+        if count and (last or full):
+            best = model_best_rows(scores, bounds[: count + 1])  # one call (one array) for the chunk
+            for c in range(count):
+                if best[c] >= 0:
+                    r = offsets[first + c] + best[c] - bounds[c]
+                    for j in range(stats.shape[1]):
+                        total[j] += stats[r, j]
+            first, count = s, 0
+        if last:
+            break
+        lo, hi = offsets[s], offsets[s + 1]
+        out = scores[bounds[count] :]
+        if not (keep and _candidates(s, lo, hi, blocks, width, w, scored, out)):
+            _scores(lo, hi, rows, width, w, out)
+            if keep:
+                _keep_scores(s, lo, hi, out, scored, now, blocks, width)
+        bounds[count + 1] = bounds[count] + hi - lo
+        count += 1
     return total
+
+
+#: The evaluation chooses the model-best rows of up to this many sentences, of up to this many rows, at once.
+_CHUNK_SENTENCES, _CHUNK_ROWS = 64, 8192
+
+
+@helper_jit
+def _keep_scores(s, lo, hi, scores, scored, now, blocks, width):  # pragma: no cover - compiled
+    """Keep sentence ``s``'s scores under the weights ``past[now]`` (:class:`ScoredRows`); the first time, its
+    largest feature magnitudes from its dense rows (``blocks``, as they pass through the cache)."""
+    if scored.generation[s] < 0:
+        m = scored.bounds[s]
+        m[:] = 0.0
+        for r in range(lo, hi):
+            for j in range(width):
+                m[j] = max(m[j], abs(blocks[width * r + j]))
+    top, bottom, finite = -np.inf, np.inf, True
+    kept = scored.scores
+    for i in range(hi - lo):
+        y = np.float64(np.float32(scores[i]))
+        kept[lo + i] = y
+        top = y if y > top else top
+        bottom = y if y < bottom else bottom
+        finite &= abs(y) < np.inf
+    scored.top[s] = top
+    scored.large[s] = max(abs(top), abs(bottom)) if finite else np.inf  # not finite: every row scored next time
+    scored.generation[s] = now
+
+
+@helper_jit
+def _candidates(s, lo, hi, blocks, width, w, scored, out):  # pragma: no cover - compiled
+    """Score only the rows of sentence ``s`` that can be first-best under ``w`` (the others ``-inf`` in ``out``), from
+    their scores ``y_r`` under the weights ``v`` they were last scored by: a row's score moves by at most ``D =
+    sum_j max_r |h_rj| |w_j - v_j|``, so a row with ``y_r < max y - 2 R`` scores below the best row, ``R`` being
+    ``D`` with room for the sums' rounding (``width`` units in the last place of each, Higham 2002, eq. 3.5; and
+    underflow's) and float32's. False (``out`` not filled) when every row should be scored: none scored before,
+    more than :data:`_RESCORE_SHARE` of them could be first-best, or a value not finite."""
+    g = scored.generation[s]
+    if g < 0:
+        return False
+    v, m, y, picked = scored.past[g], scored.bounds[s], scored.scores, scored.picked
+    drift, size_w, size_v = 0.0, 0.0, 0.0
+    for j in range(width):
+        drift += m[j] * abs(w[j] - v[j])
+        size_w += m[j] * abs(w[j])
+        size_v += m[j] * abs(v[j])
+    large = scored.large[s]
+    reach = (drift + (size_w + size_v) * width * 2.0**-52) * (1.0 + 1e-6) + large * 2.0**-22 + width * 2.0**-1020
+    if not (reach < np.inf and large < np.inf):  # a weight, a feature or a score not finite (NaN included)
+        return False
+    floor = scored.top[s] - 2.0 * reach
+    count = 0
+    for r in range(lo, hi):  # without a branch: which rows pass is not predictable
+        picked[count] = r
+        count += y[r] >= floor
+    if count > _RESCORE_SHARE * (hi - lo):
+        return False
+    for k in range(count):  # the rows lie scattered in the sentence's block: all their loads under way at once
+        _prefetch_range(blocks, width * picked[k], width * (picked[k] + 1), 8)
+    out[: hi - lo] = -np.inf
+    for k in range(count):
+        r = picked[k]
+        out[r - lo] = _dense_score(width * r, width, blocks, w)
+    return True
 
 
 @_jit
@@ -333,7 +551,7 @@ def _first_equal(
                 start, stop = _row_span(r, indptr, width)
                 for k in range(start, stop):
                     if data[k] != 0.0:
-                        h = (h ^ np.uint64(k - start if indptr.size == 0 else indices[k])) * prime
+                        h = (h ^ np.uint64(_column(k, start, indptr, indices))) * prime
                         h = (h ^ data_bits[k]) * prime
             key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
@@ -357,8 +575,15 @@ def _first_equal(
 
 @_jit
 def _row_span(r, indptr, width):  # pragma: no cover - compiled
-    """Where row ``r``'s stored entries are: CSR's ``indptr``, or ``width`` columns a row when it is empty."""
+    """Where row ``r``'s stored entries are: CSR's ``indptr``, or ``width`` columns a row when it is empty (dense
+    row-major rows); :func:`_column` gives each entry's column. The one place a row is found either way."""
     return (indptr[r], indptr[r + 1]) if indptr.size else (width * r, width * (r + 1))
+
+
+@helper_jit
+def _column(k, start, indptr, indices):  # pragma: no cover - compiled
+    """The column of stored entry ``k`` of the row whose entries start at ``start`` (:func:`_row_span`)."""
+    return indices[k] if indptr.size else k - start
 
 
 @_jit
@@ -368,7 +593,8 @@ def _rows_equal(a, b, indptr, indices, data, stats, with_features, width):  # pr
             return False
     if not with_features:
         return True
-    (i, end_i), (k, end_k) = _row_span(a, indptr, width), _row_span(b, indptr, width)
+    (start_i, end_i), (start_k, end_k) = _row_span(a, indptr, width), _row_span(b, indptr, width)
+    i, k = start_i, start_k
     while True:
         while i < end_i and data[i] == 0.0:
             i += 1
@@ -376,8 +602,7 @@ def _rows_equal(a, b, indptr, indices, data, stats, with_features, width):  # pr
             k += 1
         if i == end_i or k == end_k:
             return i == end_i and k == end_k
-        column_i, column_k = (indices[i], indices[k]) if indptr.size else (i - width * a, k - width * b)
-        if column_i != column_k or data[i] != data[k]:
+        if _column(i, start_i, indptr, indices) != _column(k, start_k, indptr, indices) or data[i] != data[k]:
             return False
         i += 1
         k += 1
@@ -799,6 +1024,7 @@ class _KbestRunner:
             blocks = np.ascontiguousarray(pack.dense, dtype=np.float64).reshape(-1)
             self.rows = KbestRows(pack.offsets, empty, empty, np.zeros(0), blocks, pack.stats)
             self.distinct = _distinct_stats(self.rows)
+            self.scored: ScoredRows | None = None  # made by the first evaluation
             return
         indptr, indices = f.indptr.astype(np.int64), f.indices.astype(np.int64)
         rows, width = f.shape
@@ -808,6 +1034,7 @@ class _KbestRunner:
             blocks = np.zeros(0)
         self.rows = KbestRows(pack.offsets, indptr, indices, f.data, blocks, pack.stats)
         self.distinct = _distinct_stats(self.rows)
+        self.scored = None
 
     def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
         width = self.rows.stats.shape[1]  # the compiled epoch adds a statistics row to the background each step
@@ -837,7 +1064,10 @@ class _KbestRunner:
         return int(updates), float(loss)
 
     def model_stats(self, w: np.ndarray) -> np.ndarray:
-        return _kbest_model_stats(self.rows, w)
+        if self.scored is None:
+            self.scored = ScoredRows.start(self.rows)
+        self.scored = self.scored.evaluating(w)
+        return _kbest_model_stats(self.rows, w, self.scored)
 
 
 class _ForestRunner:

@@ -11,6 +11,7 @@ import pytest
 from hypertune.tuners.mira import (
     KbestPack,
     KbestRows,
+    ScoredRows,
     _bits,
     _distinct_values,
     _first_equal,
@@ -101,7 +102,12 @@ def test_model_stats_sum_each_sentences_first_highest(dense_rows):
         indptr = np.array([0, 1, 2, 3, 3, 4], dtype=np.int64)
         indices = np.array([0, 1, 0, 0], dtype=np.int64)
         rows = KbestRows(offsets, indptr, indices, np.array([1.0, 2.0, 2.0, -1.0]), np.zeros(0), stats)
-    assert _kbest_model_stats(rows, np.ones(2)).tolist() == [4.0, 40.0]
+    assert _kbest_model_stats(rows, np.ones(2), ScoredRows.none()).tolist() == [4.0, 40.0]
+    if dense_rows:  # the scores kept for the next evaluation: a second one the same
+        scored = ScoredRows.start(rows).evaluating(np.ones(2))
+        assert _kbest_model_stats(rows, np.ones(2), scored).tolist() == [4.0, 40.0]
+        assert scored.generation.tolist() == [0, 0, 0]
+        assert _kbest_model_stats(rows, np.ones(2), scored.evaluating(np.ones(2))).tolist() == [4.0, 40.0]
 
 
 def test_index_arrays_are_int32_while_the_indices_fit():
