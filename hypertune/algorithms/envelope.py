@@ -337,11 +337,11 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     if not (_well_scaled(b_edge, first_edge, last_edge) and _well_scaled(m_edge, first_edge, last_edge)):
         return _semiring_goal(graph, lo, hi, max_arity)
     n = hi - lo
-    width = 8
-    # one row per node and a last, the padded tails' sentinel, that stays 0.0
-    best = np.zeros((n + 1, width))
-    best_edge = np.empty((n + 1, width), dtype=np.int64)
-    scratch = np.empty(width)
+    # each pass's scores and best edges: one row per node and a last, the padded tails' sentinel, that stays
+    # 0.0; flat buffers viewed as (n + 1, _pass_width(points)): rows no wider than the pass needs
+    best_buffer, edge_buffer = np.empty((n + 1) * 8), np.empty((n + 1) * 8, dtype=np.int64)
+    best, best_edge = _pass_arrays(best_buffer, edge_buffer, n, 2)
+    scratch = np.empty(8)
     # the derivations of envelope lines, stored as in the inside kernel: edge and per-tail line indices
     store_edge = np.empty(64, dtype=np.int64)
     store_tails = np.full((64, max_arity), -1, dtype=np.int64)
@@ -363,11 +363,13 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
     stored = np.int64(0)  # not the literal 0: a literal would compile the callees a second time
     lines = np.int64(0)
     for p in range(2):
-        b, m, top, store_edge, store_tails = _store_derivation(
-            best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
-        )
+        b, m, size = _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work, False)
         if p == 1 and m == line_m[0]:  # every derivation has the same slope: one line
             break
+        store_edge, store_tails = _store_derivation(
+            best_edge, p, lo, hi, graph, store_edge, store_tails, stored, size, work
+        )
+        top = stored + size
         line_b[lines], line_m[lines], root[lines], nxt[lines], closed[lines] = b, m, top - 1, -1, p == 1
         if p == 1:
             nxt[0] = 1
@@ -381,17 +383,16 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
         count, points, gap = _open_gaps(line_b, line_m, nxt, closed, points, gap)
         if count == 0:
             break
-        if count > best.shape[1]:
-            best = np.zeros((n + 1, 2 * count))
-            best_edge = np.empty((n + 1, 2 * count), dtype=np.int64)
-            scratch = np.empty(2 * count)
+        width = _pass_width(count)
+        if (n + 1) * width > best_buffer.size:
+            best_buffer, edge_buffer = np.empty((n + 1) * width), np.empty((n + 1) * width, dtype=np.int64)
+            scratch = np.empty(width)
+        best, best_edge = _pass_arrays(best_buffer, edge_buffer, n, width)
         _probe_pass(graph, lo, hi, points, count, best, best_edge, scratch)
         for p in range(count):
             i = gap[p]
             j = nxt[i]
-            b, m, top, store_edge, store_tails = _store_derivation(
-                best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
-            )
+            b, m, size = _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work, False)
             # keep it if its slope lies strictly between and its segment has positive width (the hull rule)
             above = (
                 line_m[i] < m
@@ -401,6 +402,10 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
             if not above:
                 closed[i] = True
                 continue
+            store_edge, store_tails = _store_derivation(
+                best_edge, p, lo, hi, graph, store_edge, store_tails, stored, size, work
+            )
+            top = stored + size
             if lines == line_b.size:
                 line_b, line_m = _resize(line_b, 2 * lines), _resize(line_m, 2 * lines)
                 root, nxt, closed = _resize(root, 2 * lines), _resize(nxt, 2 * lines), _resize(closed, 2 * lines)
@@ -410,6 +415,23 @@ def _probing_kernel(graph, lo, hi, max_arity):  # pragma: no cover
             stored = top
     left, slope, intercept, chosen = _hull_of_linked_lines(line_b, line_m, nxt, lines)
     return left, slope, intercept, root[chosen], store_edge[:stored], store_tails[:stored]
+
+
+@helper_jit
+def _pass_width(count):  # pragma: no cover - compiled
+    """Columns of a pass over ``count`` points: 2 for one or two (:func:`_probe_two`), else ``count`` rounded up
+    to a multiple of 4 (the vectorized loops' step; the extra columns repeat the last point)."""
+    return 2 if count <= 2 else (count + 3) // 4 * 4
+
+
+@callee_jit
+def _pass_arrays(best_buffer, edge_buffer, n, width):  # pragma: no cover - compiled
+    """The buffers' first ``(n + 1) * width`` entries as ``(n + 1, width)`` arrays, the last row (the sentinel) 0.0."""
+    best = best_buffer[: (n + 1) * width].reshape((n + 1, width))
+    best_edge = edge_buffer[: (n + 1) * width].reshape((n + 1, width))
+    for p in range(width):
+        best[n, p] = 0.0
+    return best, best_edge
 
 
 @_jit
@@ -453,21 +475,20 @@ like 1e-200 beside values like 1 can be above its neighbours by less than their 
 
 @_jit
 def _well_scaled(values, first, last):  # pragma: no cover - compiled
-    """True if the non-zero ``|values[first:last]|`` span less than ``1 / SCALE_RANGE``."""
-    lows, highs = np.full(8, math.inf), np.zeros(8)
-    e = first
-    while e + 8 <= last:  # eight independent running extremes, by selects: a single chain waits on each compare
-        for j in range(8):
-            a = abs(values[e + j])
-            lows[j] = a if (a > 0.0) & (a < lows[j]) else lows[j]  # NaN is neither, as in a branch on a > 0
-            highs[j] = a if a > highs[j] else highs[j]
-        e += 8
-    for k in range(e, last):
-        a = abs(values[k])
-        lows[0] = a if (a > 0.0) & (a < lows[0]) else lows[0]
-        highs[0] = a if a > highs[0] else highs[0]
-    low, high = lows.min(), highs.max()
-    return high == 0.0 or (low >= SCALE_RANGE * high and high < math.inf)
+    """True if the non-zero ``|values[first:last]|`` span less than ``1 / SCALE_RANGE``. The values are finite
+    (:func:`_edge_lines`), so their magnitudes order as their bit patterns without the sign bit do: the
+    extremes are unsigned integer minima and maxima, which vectorize (float ones would need fast-math)."""
+    bits = values.view(np.uint64)
+    magnitude, infinity = np.uint64(0x7FFFFFFFFFFFFFFF), np.uint64(0x7FF0000000000000)
+    low, high = infinity, np.uint64(0)
+    for e in range(first, last):
+        a = bits[e] & magnitude
+        high = max(high, a)
+        low = min(low, a if a != 0 else infinity)
+    extremes = np.empty(2, dtype=np.uint64)
+    extremes[0], extremes[1] = low, high
+    low_value, high_value = extremes.view(np.float64)
+    return high_value == 0.0 or (low_value >= SCALE_RANGE * high_value and high_value < math.inf)
 
 
 @_jit
@@ -501,37 +522,71 @@ def _extremes_pass(graph, lo, hi, best, best_edge):  # pragma: no cover
     """Viterbi for the two ends of the envelope: column 0 takes the lexicographic best (lowest slope, then
     highest intercept: the best derivation as γ → -∞), column 1 (highest slope, highest intercept).
     ``best`` gets the slopes. Each node's two lines in one row of a local array (intercept and slope of each
-    end; the last row, the padded tails' sentinel, 0.0), read by flat unsigned indices."""
-    node_offsets, tail_offsets, tails, b_edge, m_edge, pads = graph
+    end; the last row, the padded tails' sentinel, 0.0), read by flat unsigned indices. On padded tails a
+    node's first in-edge (every node has one) is taken before the loop over the others, whose choices are
+    selects (branches on the comparisons would be unpredictable); else :func:`_extremes_looping`."""
+    node_offsets, _, _, b_edge, m_edge, pads = graph
     slots = pads.shape[1]
+    row, span = pads.reshape(-1), np.uint64(slots)  # flat, by unsigned indices: no sign checks
     ends = np.zeros((hi - lo + 1) * 4)
+    if slots == 0:
+        _extremes_looping(graph, lo, hi, best, best_edge, ends)
+        return
+    base, four, sentinel = np.uint64(lo), np.uint64(4), np.uint64(hi - lo) * np.uint64(4)
+    c1, c2, c3 = np.uint64(1), np.uint64(2), np.uint64(3)
+    for v in range(lo, hi):
+        e = node_offsets[v]
+        u = np.uint64(e)
+        r = (np.uint64(row[u * span]) - base) * four
+        q = (np.uint64(row[u * span + c1]) - base) * four if slots == 2 else sentinel
+        b, m = b_edge[u], m_edge[u]
+        b0, m0, b1, m1 = (
+            b + ends[r] + ends[q],
+            m + ends[r + c1] + ends[q + c1],
+            b + ends[r + c2] + ends[q + c2],
+            m + ends[r + c3] + ends[q + c3],
+        )
+        chosen0, chosen1 = e, e
+        for e in range(node_offsets[v] + 1, node_offsets[v + 1]):
+            u = np.uint64(e)
+            r = (np.uint64(row[u * span]) - base) * four
+            q = (np.uint64(row[u * span + c1]) - base) * four if slots == 2 else sentinel
+            b, m = b_edge[u], m_edge[u]
+            low_b, low_m = b + ends[r] + ends[q], m + ends[r + c1] + ends[q + c1]
+            high_b, high_m = b + ends[r + c2] + ends[q + c2], m + ends[r + c3] + ends[q + c3]
+            take0 = (low_m < m0) | ((low_m == m0) & (low_b > b0))
+            take1 = (high_m > m1) | ((high_m == m1) & (high_b > b1))
+            chosen0, b0, m0 = (e if take0 else chosen0), (low_b if take0 else b0), (low_m if take0 else m0)
+            chosen1, b1, m1 = (e if take1 else chosen1), (high_b if take1 else b1), (high_m if take1 else m1)
+        r = np.uint64(v - lo) * four
+        ends[r], ends[r + c1], ends[r + c2], ends[r + c3] = b0, m0, b1, m1
+        best[v - lo, 0], best_edge[v - lo, 0], best[v - lo, 1], best_edge[v - lo, 1] = m0, chosen0, m1, chosen1
+
+
+@callee_jit
+def _extremes_looping(graph, lo, hi, best, best_edge, ends):  # pragma: no cover
+    """:func:`_extremes_pass` on tails that are not padded (edges of more than two tails): a loop over each
+    edge's tails."""
+    node_offsets, tail_offsets, tails, b_edge, m_edge, _ = graph
     base, four = np.uint64(lo), np.uint64(4)
+    c1, c2, c3 = np.uint64(1), np.uint64(2), np.uint64(3)
     for v in range(lo, hi):
         e0 = node_offsets[v]
         chosen0, b0, m0, chosen1, b1, m1 = e0, 0.0, 0.0, e0, 0.0, 0.0
         for e in range(e0, node_offsets[v + 1]):
             low_b, low_m = b_edge[e], m_edge[e]
             high_b, high_m = low_b, low_m
-            if slots > 0:  # padded: one or two tails, no loop
-                r = (np.uint64(pads[e, 0]) - base) * four
-                low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
-                high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
-                if slots == 2:
-                    r = (np.uint64(pads[e, 1]) - base) * four
-                    low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
-                    high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
-            else:
-                for k in range(tail_offsets[e], tail_offsets[e + 1]):
-                    r = (np.uint64(tails[k]) - base) * four
-                    low_b, low_m = low_b + ends[r], low_m + ends[r + np.uint64(1)]
-                    high_b, high_m = high_b + ends[r + np.uint64(2)], high_m + ends[r + np.uint64(3)]
+            for k in range(tail_offsets[e], tail_offsets[e + 1]):
+                r = (np.uint64(tails[k]) - base) * four
+                low_b, low_m = low_b + ends[r], low_m + ends[r + c1]
+                high_b, high_m = high_b + ends[r + c2], high_m + ends[r + c3]
             first = e == e0  # bitwise, not short-circuit: selects instead of unpredictable branches
             take0 = first | (low_m < m0) | ((low_m == m0) & (low_b > b0))
             take1 = first | (high_m > m1) | ((high_m == m1) & (high_b > b1))
             chosen0, b0, m0 = (e, low_b, low_m) if take0 else (chosen0, b0, m0)
             chosen1, b1, m1 = (e, high_b, high_m) if take1 else (chosen1, b1, m1)
         r = np.uint64(v - lo) * four
-        ends[r], ends[r + np.uint64(1)], ends[r + np.uint64(2)], ends[r + np.uint64(3)] = b0, m0, b1, m1
+        ends[r], ends[r + c1], ends[r + c2], ends[r + c3] = b0, m0, b1, m1
         best[v - lo, 0], best_edge[v - lo, 0], best[v - lo, 1], best_edge[v - lo, 1] = m0, chosen0, m1, chosen1
 
 
@@ -539,19 +594,11 @@ def _extremes_pass(graph, lo, hi, best, best_edge):  # pragma: no cover
 def _probe_pass(graph, lo, hi, points, count, best, best_edge, score):
     """Viterbi at every ``points[:count]`` at once: each node's best score and, along each point's best
     derivation, its in-edge (first on ties). Scores sum as ``b + x·m + tails``. On padded tails
-    (:func:`padded_tails`) the scores alone, every point's loop vectorized (:func:`_probe_scores`), and then
-    each point's derivation traced down from the goal (:func:`_trace_best_edges`); one or two points in
-    registers (:func:`_probe_two`). Else the points loop innermost, and one or two points go one at a time
-    (the vector loops' set-up costs more than a second pass)."""
+    (:func:`padded_tails`), :func:`_probe_padded`. Else the points loop innermost, and one or two points go one
+    at a time (the vector loops' set-up costs more than a second pass)."""
     node_offsets, tail_offsets, tails, b_edge, m_edge, pads = graph
     if pads.shape[1] > 0:  # pragma: no cover - compiled
-        if count <= 2:
-            _probe_two(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge)
-            return
-        _probe_scores(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best)
-        stack = np.empty(2 * (hi - lo) + 1, dtype=np.int64)
-        for p in range(count):
-            _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, points[p], p, best, best_edge, stack)
+        _probe_padded(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge)
         return
     if count <= 2:  # pragma: no cover - compiled
         for p in range(count):
@@ -580,34 +627,157 @@ def _probe_pass(graph, lo, hi, points, count, best, best_edge, score):
                     best_edge[i, p] = e if take else best_edge[i, p]
 
 
+@callee_jit
+def _probe_padded(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge):  # pragma: no cover
+    """:func:`_probe_pass` on padded tails. One or two points with their best edges in registers
+    (:func:`_probe_two`); more, the scores alone, then each point's derivation traced down from the goal
+    (:func:`_trace_best_edges`): four or eight points in registers (:func:`_probe_four`, :func:`_probe_eight`),
+    more with every point's loop vectorized (:func:`_probe_scores`), the last point repeated up to a multiple
+    of four (whole vectors) where ``best`` has the columns."""
+    if count <= 2:
+        _probe_two(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, best_edge)
+        return
+    columns = min((count + 3) // 4 * 4, best.shape[1])
+    if columns == count:
+        xs = points
+    else:
+        xs = np.empty(columns)
+        for p in range(columns):
+            xs[p] = points[min(p, count - 1)]
+    if columns == 4:
+        _probe_four(node_offsets, pads, b_edge, m_edge, lo, hi, xs, best)
+    elif columns == 8:
+        _probe_eight(node_offsets, pads, b_edge, m_edge, lo, hi, xs, best)
+    else:
+        _probe_scores(node_offsets, pads, b_edge, m_edge, lo, hi, xs, columns, best)
+    stack = np.empty(2 * (hi - lo) + 1, dtype=np.int64)
+    for p in range(count):
+        _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, points[p], p, best, best_edge, stack)
+
+
 @_jit
 def _probe_scores(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best):  # pragma: no cover - compiled
     """Every node's Viterbi score at ``points[:count]`` into ``best`` (its last row, the padded tails' sentinel,
     0.0): the best edges are left to :func:`_trace_best_edges`, so that each point's loop is an addition and a
     maximum, which vectorize. The same sums in the same order as :func:`_probe_one`, plus 0.0 for a padded
-    tail."""
+    tail. Unsigned indices (numba checks signed ones for negative values at every access)."""
     slots = pads.shape[1]
+    row, span = pads.reshape(-1), np.uint64(slots)
+    base, one, sentinel = np.uint64(lo), np.uint64(1), np.uint64(hi - lo)
     for v in range(lo, hi):
-        i = v - lo
-        e0 = node_offsets[v]
-        b, m = b_edge[e0], m_edge[e0]
-        t0, t1 = pads[e0, 0] - lo, (pads[e0, 1] if slots == 2 else hi) - lo
+        i = np.uint64(v - lo)
+        u = np.uint64(node_offsets[v])
+        b, m = b_edge[u], m_edge[u]
+        t0 = np.uint64(row[u * span]) - base
+        t1 = np.uint64(row[u * span + one]) - base if slots == 2 else sentinel
         for p in range(count):
             best[i, p] = b + points[p] * m + best[t0, p] + best[t1, p]
-        for e in range(e0 + 1, node_offsets[v + 1]):
-            b, m = b_edge[e], m_edge[e]
-            t0, t1 = pads[e, 0] - lo, (pads[e, 1] if slots == 2 else hi) - lo
+        for e in range(node_offsets[v] + 1, node_offsets[v + 1]):
+            u = np.uint64(e)
+            b, m = b_edge[u], m_edge[u]
+            t0 = np.uint64(row[u * span]) - base
+            t1 = np.uint64(row[u * span + one]) - base if slots == 2 else sentinel
             for p in range(count):
                 s = b + points[p] * m + best[t0, p] + best[t1, p]
                 best[i, p] = s if s > best[i, p] else best[i, p]
 
 
+@callee_jit
+def _probe_four(node_offsets, pads, b_edge, m_edge, lo, hi, points, best):  # pragma: no cover - compiled
+    """:func:`_probe_scores` at ``points[:4]``, into columns 0 to 3: each point's running best a scalar of its own,
+    in a register, and the first edge taken before the loop (the vectorized loop's set-up and its maxima kept
+    in memory cost more at this width; straight-line code is not vectorized). The same sums, in the same order."""
+    slots, width = pads.shape[1], np.uint64(best.shape[1])
+    row, span = pads.reshape(-1), np.uint64(slots)  # flat, by unsigned indices: no sign checks
+    flat = best.reshape(-1)
+    x0, x1, x2, x3 = points[0], points[1], points[2], points[3]
+    base, sentinel = np.uint64(lo), np.uint64(hi - lo) * width
+    c1, c2, c3 = np.uint64(1), np.uint64(2), np.uint64(3)
+    for v in range(lo, hi):
+        e = node_offsets[v]
+        u = np.uint64(e)
+        b, m = b_edge[u], m_edge[u]
+        r = (np.uint64(row[u * span]) - base) * width
+        q = (np.uint64(row[u * span + c1]) - base) * width if slots == 2 else sentinel
+        a0, a1 = b + x0 * m + flat[r] + flat[q], b + x1 * m + flat[r + c1] + flat[q + c1]
+        a2, a3 = b + x2 * m + flat[r + c2] + flat[q + c2], b + x3 * m + flat[r + c3] + flat[q + c3]
+        for e in range(node_offsets[v] + 1, node_offsets[v + 1]):
+            u = np.uint64(e)
+            b, m = b_edge[u], m_edge[u]
+            r = (np.uint64(row[u * span]) - base) * width
+            q = (np.uint64(row[u * span + c1]) - base) * width if slots == 2 else sentinel
+            s0, s1 = b + x0 * m + flat[r] + flat[q], b + x1 * m + flat[r + c1] + flat[q + c1]
+            s2, s3 = b + x2 * m + flat[r + c2] + flat[q + c2], b + x3 * m + flat[r + c3] + flat[q + c3]
+            a0, a1 = (s0 if s0 > a0 else a0), (s1 if s1 > a1 else a1)
+            a2, a3 = (s2 if s2 > a2 else a2), (s3 if s3 > a3 else a3)
+        r = np.uint64(v - lo) * width
+        flat[r], flat[r + c1], flat[r + c2], flat[r + c3] = a0, a1, a2, a3
+
+
+@callee_jit
+def _probe_eight(node_offsets, pads, b_edge, m_edge, lo, hi, points, best):  # pragma: no cover - compiled
+    """:func:`_probe_four` at ``points[:8]``, into columns 0 to 7."""
+    slots, width = pads.shape[1], np.uint64(best.shape[1])
+    row, span = pads.reshape(-1), np.uint64(slots)  # flat, by unsigned indices: no sign checks
+    flat = best.reshape(-1)
+    x0, x1, x2, x3, x4, x5, x6, x7 = (
+        points[0],
+        points[1],
+        points[2],
+        points[3],
+        points[4],
+        points[5],
+        points[6],
+        points[7],
+    )
+    base, sentinel = np.uint64(lo), np.uint64(hi - lo) * width
+    c1, c2, c3, c4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    c5, c6, c7 = np.uint64(5), np.uint64(6), np.uint64(7)
+    for v in range(lo, hi):
+        e = node_offsets[v]
+        u = np.uint64(e)
+        b, m = b_edge[u], m_edge[u]
+        r = (np.uint64(row[u * span]) - base) * width
+        q = (np.uint64(row[u * span + c1]) - base) * width if slots == 2 else sentinel
+        a0, a1 = b + x0 * m + flat[r] + flat[q], b + x1 * m + flat[r + c1] + flat[q + c1]
+        a2, a3 = b + x2 * m + flat[r + c2] + flat[q + c2], b + x3 * m + flat[r + c3] + flat[q + c3]
+        a4, a5 = b + x4 * m + flat[r + c4] + flat[q + c4], b + x5 * m + flat[r + c5] + flat[q + c5]
+        a6, a7 = b + x6 * m + flat[r + c6] + flat[q + c6], b + x7 * m + flat[r + c7] + flat[q + c7]
+        for e in range(node_offsets[v] + 1, node_offsets[v + 1]):
+            u = np.uint64(e)
+            b, m = b_edge[u], m_edge[u]
+            r = (np.uint64(row[u * span]) - base) * width
+            q = (np.uint64(row[u * span + c1]) - base) * width if slots == 2 else sentinel
+            s0, s1 = b + x0 * m + flat[r] + flat[q], b + x1 * m + flat[r + c1] + flat[q + c1]
+            s2, s3 = b + x2 * m + flat[r + c2] + flat[q + c2], b + x3 * m + flat[r + c3] + flat[q + c3]
+            s4, s5 = b + x4 * m + flat[r + c4] + flat[q + c4], b + x5 * m + flat[r + c5] + flat[q + c5]
+            s6, s7 = b + x6 * m + flat[r + c6] + flat[q + c6], b + x7 * m + flat[r + c7] + flat[q + c7]
+            a0, a1 = (s0 if s0 > a0 else a0), (s1 if s1 > a1 else a1)
+            a2, a3 = (s2 if s2 > a2 else a2), (s3 if s3 > a3 else a3)
+            a4, a5 = (s4 if s4 > a4 else a4), (s5 if s5 > a5 else a5)
+            a6, a7 = (s6 if s6 > a6 else a6), (s7 if s7 > a7 else a7)
+        r = np.uint64(v - lo) * width
+        flat[r], flat[r + c1], flat[r + c2], flat[r + c3] = a0, a1, a2, a3
+        flat[r + c4], flat[r + c5], flat[r + c6], flat[r + c7] = a4, a5, a6, a7
+
+
+_TRACE_MISMATCH = (
+    "internal error: a probing pass's best score at a node equals none of its in-edges' scores as the trace "
+    "sums them (the pass and the trace must add the same terms in the same order)"
+)
+
+
 @_jit
 def _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, x, p, best, best_edge, stack):  # pragma: no cover
     """Column ``p`` of ``best_edge`` along the best derivation at ``x``, from the goal down: each node's first
-    in-edge whose score (summed as :func:`_probe_scores` sums it) is the node's best (the edge a running
-    maximum with ties to the first keeps; the first edge when the best is NaN)."""
+    in-edge whose score (summed as the passes sum it) is the node's best (the edge a running maximum with ties
+    to the first keeps; the first edge when the best is NaN, which no score equals and the running maximum
+    keeps from the first edge). A best that is not NaN and that no in-edge reproduces means that a pass summed
+    differently from this trace (a bug, not an input): a :class:`~hypertune.errors.GraphError` saying so,
+    rather than a wrong derivation."""
     slots = pads.shape[1]
+    row, span = pads.reshape(-1), np.uint64(slots)
+    base, one, sentinel = np.uint64(lo), np.uint64(1), np.uint64(hi - lo)
     stack[0] = hi - 1
     depth = 1
     while depth > 0:
@@ -615,12 +785,18 @@ def _trace_best_edges(node_offsets, pads, b_edge, m_edge, lo, hi, x, p, best, be
         v = stack[depth]
         i = v - lo
         top = best[i, p]
-        chosen = node_offsets[v]
+        chosen = -1
         for e in range(node_offsets[v], node_offsets[v + 1]):
-            t0, t1 = pads[e, 0] - lo, (pads[e, 1] if slots == 2 else hi) - lo
-            if b_edge[e] + x * m_edge[e] + best[t0, p] + best[t1, p] == top:
+            u = np.uint64(e)
+            t0 = np.uint64(row[u * span]) - base
+            t1 = np.uint64(row[u * span + one]) - base if slots == 2 else sentinel
+            if b_edge[u] + x * m_edge[u] + best[t0, p] + best[t1, p] == top:
                 chosen = e
                 break
+        if chosen < 0:
+            if top == top:
+                raise GraphError(_TRACE_MISMATCH)
+            chosen = node_offsets[v]
         best_edge[i, p] = chosen
         for k in range(slots):
             if pads[chosen, k] < hi:  # a tail, not the sentinel
@@ -635,60 +811,56 @@ def _probe_two(node_offsets, pads, b_edge, m_edge, lo, hi, points, count, best, 
     straight-line code). The sums of :func:`_probe_one`, plus 0.0 for a padded tail; ties to the first edge.
     Flat unsigned indices: numba's negative-index checks would cost as much as the additions."""
     slots, width = pads.shape[1], np.uint64(best.shape[1])
+    row, span = pads.reshape(-1), np.uint64(slots)  # flat, by unsigned indices: no sign checks
     flat, flat_edge = best.reshape(-1), best_edge.reshape(-1)
     x0, x1 = points[0], points[count - 1]
-    column, base = np.uint64(0), np.uint64(lo)
+    base, one = np.uint64(lo), np.uint64(1)
     for v in range(lo, hi):
-        e0 = node_offsets[v]
-        top0, top1, arg0, arg1 = 0.0, 0.0, e0, e0
-        for e in range(e0, node_offsets[v + 1]):
-            b, m = b_edge[e], m_edge[e]
-            r = (np.uint64(pads[e, 0]) - base) * width + column
-            s0, s1 = b + x0 * m + flat[r], b + x1 * m + flat[r + np.uint64(1)]
+        e = node_offsets[v]  # the first in-edge (every node has one) before the loop: no test in it
+        u = np.uint64(e)
+        b, m = b_edge[u], m_edge[u]
+        r = (np.uint64(row[u * span]) - base) * width
+        top0, top1 = b + x0 * m + flat[r], b + x1 * m + flat[r + one]
+        if slots == 2:
+            r = (np.uint64(row[u * span + one]) - base) * width
+            top0, top1 = top0 + flat[r], top1 + flat[r + one]
+        arg0, arg1 = e, e
+        for e in range(node_offsets[v] + 1, node_offsets[v + 1]):
+            u = np.uint64(e)
+            b, m = b_edge[u], m_edge[u]
+            r = (np.uint64(row[u * span]) - base) * width
+            s0, s1 = b + x0 * m + flat[r], b + x1 * m + flat[r + one]
             if slots == 2:
-                r = (np.uint64(pads[e, 1]) - base) * width + column
-                s0, s1 = s0 + flat[r], s1 + flat[r + np.uint64(1)]
-            first = e == e0
-            take0, take1 = first or s0 > top0, first or s1 > top1
-            top0, arg0 = (s0, e) if take0 else (top0, arg0)
-            top1, arg1 = (s1, e) if take1 else (top1, arg1)
-        r = np.uint64(v - lo) * width + column
-        flat[r], flat[r + np.uint64(1)], flat_edge[r], flat_edge[r + np.uint64(1)] = top0, top1, arg0, arg1
+                r = (np.uint64(row[u * span + one]) - base) * width
+                s0, s1 = s0 + flat[r], s1 + flat[r + one]
+            take0, take1 = s0 > top0, s1 > top1
+            top0, arg0 = (s0 if take0 else top0), (e if take0 else arg0)
+            top1, arg1 = (s1 if take1 else top1), (e if take1 else arg1)
+        r = np.uint64(v - lo) * width
+        flat[r], flat[r + one], flat_edge[r], flat_edge[r + one] = top0, top1, arg0, arg1
 
 
 @_jit
 def _store_derivation(
-    best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work
+    best_edge, p, lo, hi, graph, store_edge, store_tails, stored, size, work
 ):  # pragma: no cover - compiled
-    """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` to the store (post-order: tails
-    first) and return its line ``(intercept, slope)``, the new store size (its root is the last entry)
-    and the store. The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order. The store
-    grows before the walk, which is counted first: arrays rebound inside a loop cost reference counting at
-    every step, several times the walk itself."""
-    tail_offsets, tails = graph.tail_offsets, graph.tails
-    node, next_tail = work[0], work[1]
-    size, depth = 0, 1
-    node[0], next_tail[0] = hi - 1 - lo, 0
-    while depth > 0:
-        e = best_edge[node[depth - 1], p]
-        k = next_tail[depth - 1]
-        if tail_offsets[e] + k < tail_offsets[e + 1]:
-            next_tail[depth - 1] = k + 1
-            node[depth], next_tail[depth] = tails[tail_offsets[e] + k] - lo, 0
-            depth += 1
-        else:
-            depth -= 1
-            size += 1
+    """Append the derivation ``best_edge[:, p]`` of the goal ``hi - 1``, of ``size`` nodes (as
+    :func:`_store_walk` counted them), to the store (post-order: tails first; its root is the last entry)
+    and return the store. The store grows before the walk: arrays rebound inside a loop cost reference
+    counting at every step, several times the walk itself."""
     if stored + size > store_edge.size:
         grow = max(2 * store_edge.size, stored + size)
         store_edge, store_tails = _resize(store_edge, grow), _resize_2d(store_tails, grow)
-    b, m = _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work)
-    return b, m, stored + size, store_edge, store_tails
+    _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work, True)
+    return store_edge, store_tails
 
 
-@_jit
-def _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work):  # pragma: no cover - compiled
-    """:func:`_store_derivation`'s walk, into a store with room for the derivation."""
+@helper_jit
+def _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, work, write):  # pragma: no cover
+    """Walk the derivation ``best_edge[:, p]`` of the goal ``hi - 1`` in post-order and return its line
+    ``(intercept, slope)`` and its number of nodes; with ``write``, store it from ``store_edge[stored]`` on (the
+    store must have room). The line sums ``b_e + b(tail 0) + b(tail 1) ...`` in the inside kernel's order.
+    A probed derivation is walked once without writing, and stored only if its line is a new envelope line."""
     tail_offsets, tails, b_edge, m_edge = graph.tail_offsets, graph.tails, graph.b_edge, graph.m_edge
     node, next_tail, kids, b, m = work
     depth = 1
@@ -709,9 +881,10 @@ def _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, wo
             b[depth], m[depth] = b_edge[f], m_edge[f]
             depth += 1
             continue
-        store_edge[top] = e
-        for j in range(store_tails.shape[1]):
-            store_tails[top, j] = kids[d, j] if j < k else -1
+        if write:
+            store_edge[top] = e
+            for j in range(store_tails.shape[1]):
+                store_tails[top, j] = kids[d, j] if j < k else -1
         depth -= 1
         if depth > 0:
             parent = depth - 1
@@ -720,7 +893,7 @@ def _store_walk(best_edge, p, lo, hi, graph, store_edge, store_tails, stored, wo
             b[parent] += b[depth]
             m[parent] += m[depth]
         top += 1
-    return b[0], m[0]
+    return b[0], m[0], top - stored
 
 
 def kbest_envelopes(

@@ -58,9 +58,10 @@ def check_pass(hg, b, m, points, padded):
 
 
 @pytest.mark.parametrize("lattice", [False, True], ids=["forest", "lattice"])
-@pytest.mark.parametrize("count", [1, 2, 5, 19])
+@pytest.mark.parametrize("count", [1, 2, 4, 5, 8, 19])
 def test_probe_passes_are_a_plain_viterbi(lattice, count):
-    """Padded (one or two points in registers, more vectorized and traced) and looping passes, bit for bit."""
+    """Padded (one or two points in registers with their edges; up to four or eight in registers, more
+    vectorized, the last point repeated to whole vectors, each traced) and looping passes, bit for bit."""
     rng = np.random.default_rng(count)
     hg = random_hypergraph(400, lattice=lattice, num_features=3, seed=count)
     features = hg.feature_matrix(len(hg.feature_space))
