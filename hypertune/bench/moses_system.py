@@ -515,8 +515,11 @@ class Bench:
         resumed = os.path.exists(os.path.join(work, "finished_step.txt"))
         if resumed:
             command.append("--continue")
-        elif os.path.exists(work):
-            shutil.rmtree(work)
+        else:  # a fresh start: an earlier attempt's decodings are not this run's
+            if os.path.exists(work):
+                shutil.rmtree(work)
+            if os.path.exists(times):
+                os.remove(times)
         started, cpu_started = time.perf_counter(), _children_cpu()
         log = os.path.join(folder, "mert.log")
         _run(command, log, cwd=folder, both=True)  # mert-moses.pl says which iteration it returns on stdout
@@ -641,20 +644,26 @@ def add_sparse_features(text: str) -> str:
     return "\n".join([*lines[:end], *SPARSE_FEATURES, *lines[end:]]) + "\n"
 
 
+#: The timing wrapper's Python part (:func:`timing_wrapper`): argv is ``moses times args...``.
+TIMER = """
+import os, subprocess, sys, time
+moses, times, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+start = time.time()
+process = subprocess.Popen([moses, *args])
+_, status, usage = os.wait4(process.pid, 0)
+code = os.waitstatus_to_exitcode(status)
+with open(times, "a") as log:
+    log.write(f"{start} {time.time()} {code} cpu={usage.ru_utime + usage.ru_stime} {' '.join(args)}\\n")
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def timing_wrapper(moses: str, times: str) -> str:
-    """A Python script that runs moses with its arguments and appends ``start end status cpu=CPU args`` to
-    ``times`` (CPU: moses's user and system seconds, its threads included, by ``os.wait4``)."""
+    """A shell script that runs moses with its arguments and appends ``start end status cpu=CPU args`` to
+    ``times`` (CPU: moses's user and system seconds, its threads included, by ``os.wait4`` in :data:`TIMER`)."""
     return (
-        f"#!{sys.executable}\n"
-        "import os, subprocess, sys, time\n"
-        "start = time.time()\n"
-        f"process = subprocess.Popen([{moses!r}, *sys.argv[1:]])\n"
-        "_, status, usage = os.wait4(process.pid, 0)\n"
-        "code = os.waitstatus_to_exitcode(status)\n"
-        f"with open({times!r}, 'a') as log:\n"
-        "    cpu = usage.ru_utime + usage.ru_stime\n"
-        "    log.write(f\"{start} {time.time()} {code} cpu={cpu} {' '.join(sys.argv[1:])}\\n\")\n"
-        "sys.exit(code if code >= 0 else 128 - code)\n"
+        "#!/bin/sh\n"
+        f'exec {shlex.quote(sys.executable)} -c {shlex.quote(TIMER)} {shlex.quote(moses)} {shlex.quote(times)} "$@"\n'
     )
 
 

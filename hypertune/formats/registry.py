@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from hypertune.errors import InputError, UsageError
@@ -66,10 +66,12 @@ BUILTIN: dict[str, str] = {
 BINARY = frozenset({"hypertune-cache"})
 
 
-class FormatRegistry(Mapping[str, GraphFormat]):
+class FormatRegistry(MutableMapping[str, GraphFormat]):
     """The graph formats by name, in sniffing order: the built-in ones (:data:`BUILTIN`, their names known
     before their modules are imported) and those given to :func:`register`. Looking a format up (``[]``,
-    ``get``, ``values``, ``items``) imports its module; listing names (``in``, iteration, ``len``) does not."""
+    ``get``, ``values``, ``items``) imports its module; listing names (``in``, iteration, ``len``) does not.
+    A format registered under a built-in name replaces the built-in one for good (its module is imported
+    first, so that importing it later cannot put the built-in back)."""
 
     def __init__(self) -> None:
         self._order: list[str] = list(BUILTIN)
@@ -79,6 +81,17 @@ class FormatRegistry(Mapping[str, GraphFormat]):
         if name not in self._formats and name in BUILTIN:
             importlib.import_module(f"hypertune.formats.{BUILTIN[name]}")  # registers it
         return self._formats[name]
+
+    def __setitem__(self, name: str, fmt: GraphFormat) -> None:
+        if name != fmt.name:
+            raise UsageError(f"a graph format named {fmt.name!r} registered as {name!r}")
+        self.add(fmt)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._order:
+            raise KeyError(name)
+        self._order.remove(name)
+        self._formats.pop(name, None)
 
     def __contains__(self, name: object) -> bool:
         return name in self._order
@@ -94,9 +107,12 @@ class FormatRegistry(Mapping[str, GraphFormat]):
         return name in self._formats
 
     def add(self, fmt: GraphFormat, before: str | None = None) -> None:
-        """Hold ``fmt``: a built-in name keeps its place; a new one goes last, or just before ``before``."""
+        """Hold ``fmt``: a name held already keeps its place (a built-in one: :data:`BUILTIN`'s) unless ``before``
+        is given; a new one goes last, or just before ``before``."""
+        if fmt.name in BUILTIN and fmt.name not in self._formats:
+            importlib.import_module(f"hypertune.formats.{BUILTIN[fmt.name]}")  # its own registration first
         self._formats[fmt.name] = fmt
-        if fmt.name in BUILTIN:
+        if fmt.name in BUILTIN or (before is None and fmt.name in self._order):
             return
         if fmt.name in self._order:
             self._order.remove(fmt.name)

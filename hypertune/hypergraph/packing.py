@@ -239,6 +239,8 @@ def packed_kbest_lists(
     list_offsets = np.asarray(list_offsets, dtype=np.int64)
     lists = len(list_offsets) - 1
     counts = np.diff(list_offsets)
+    if lists < 1 or np.any(counts < 1):
+        raise GraphError("empty k-best list: no hypotheses")  # as kbest_lattices: a goal no edge reaches
     edge_starts = offsets_from_counts(counts + 1)
     edges = int(edge_starts[-1])
     axioms = edge_starts[:-1]

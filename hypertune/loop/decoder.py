@@ -169,6 +169,12 @@ def run_decoder(
             raise DecoderError(f"cannot start the {role}: {error.strerror}", 127) from None
         try:
             status, usage = _wait(process, started, tick)
+        except ChildProcessError:  # reaped by someone else: SIGCHLD ignored by an application embedding us
+            raise DecoderError(
+                f"cannot tell how the {role} ended in iteration {iteration}: its exit status was taken by another "
+                "wait (is SIGCHLD ignored?)",
+                1,
+            ) from None
         except KeyboardInterrupt:
             process.terminate()  # the keeper stops the decoder's group
             process.wait()

@@ -573,6 +573,11 @@ def _prepare(
     BLEU's p and r when estimated from a whole corpus this is a shard of)."""
     order = _max_order(tuning_set)
     if not _bleu_statistics(tuning_set):
+        if options.sentence_bleu != "bleu+1":
+            raise UsageError(
+                f"--sentence-bleu {options.sentence_bleu} is a BLEU loss, but the metric "
+                f"({metric_label(tuning_set.metric)}) has no BLEU statistics: its own sentence score is the loss"
+            )
         return _expected_score_space(tuning_set, options, start)
     if options.objective == "xbleu" and batch_arrays(tuning_set):
         return _batch_xbleu_space(tuning_set, options, order)
@@ -604,7 +609,7 @@ def sentence_bleu(stats: np.ndarray, order: int, kind: str) -> np.ndarray:
 def unit_l2(weights: Weights) -> Weights:
     """``weights`` divided by the L2 norm of the scores' weights (``scale`` included), as cdec's
     ``minrisk_optimize`` divides its start weights (``start_norm="l2"``); unchanged when all are zero."""
-    norm = math.sqrt(math.fsum((weights.scale * v) ** 2 for v in weights.values()))
+    norm = math.hypot(*(weights.scale * v for v in weights.values()))  # no overflow, no underflow to 0
     return Weights({k: v / norm for k, v in weights.items()}, weights.scale) if norm > 0 else weights.copy()
 
 

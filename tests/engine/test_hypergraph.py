@@ -320,6 +320,8 @@ def test_kbest_lists_packed_from_their_arrays_as_their_graphs_pack():
     assert packed.features.shape == expected.features.shape and packed.features.nnz == 0
     assert packed.max_arity == expected.max_arity == 1
     assert hypothesis_edges.tolist() == [1, 2, 4, 6, 7, 8, 10]  # each list's edges after its start axiom
+    with pytest.raises(GraphError, match="empty k-best list"):
+        packed_kbest_lists(np.array([0, 2, 2]), words, word_offsets[:3], len(space))
 
 
 def test_every_field_survives_the_checked_path_and_packing():

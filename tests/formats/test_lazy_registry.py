@@ -47,3 +47,21 @@ def test_detecting_an_nbest_list_does_not_import_the_formats_sniffed_after_it(sh
         "print('hypertune.formats.plf' in sys.modules, 'hypertune.formats.openfst' in sys.modules)"
     )
     assert out.splitlines() == ["moses-nbest", "False False"]
+
+
+def test_a_format_registered_under_a_builtin_name_stays_when_the_builtin_module_loads_later():
+    out = run(
+        "from hypertune.formats import FORMATS, GraphFormat, register\n"
+        "mine = GraphFormat('moses-nbest', 'mine', lambda head: False, lambda *a, **k: None)\n"
+        "register(mine)\n"
+        "FORMATS['zmert']  # imports the n-best module, which registers moses-nbest too\n"
+        "print(FORMATS['moses-nbest'].description, list(FORMATS).index('moses-nbest'))\n"
+        "other = GraphFormat('other', 'other', lambda head: False, lambda *a, **k: None)\n"
+        "register(other, before='plf')\n"
+        "register(other)  # again, without before: keeps its place, as a dict would\n"
+        "FORMATS['other'] = other\n"
+        "print(list(FORMATS)[-2:])\n"
+        "del FORMATS['other']\n"
+        "print('other' in FORMATS)"
+    )
+    assert out.splitlines() == ["mine 8", "['other', 'plf']", "False"]

@@ -20,6 +20,7 @@ from hypertune.tuners.minrisk import MinRisk, _batch_xbleu_space, _xbleu_space, 
 from hypertune.tuners.minrisk_options import MinRiskOptions
 from hypertune.tuners.model_best import ModelBest
 from hypertune.tuners.options import OptionError
+from hypertune.weights import Weights
 
 NBEST = str(FIXTURES / "mert" / "nbest.txt")
 REFS = str(FIXTURES / "mert" / "ref.")
@@ -106,6 +107,16 @@ def test_sentence_bleu_is_risks_loss_only(capsys):
         MinRiskOptions(sentence_bleu="ibm")
     assert main(["minrisk", NBEST, "--refs", REFS, "--init", INIT, "--sentence-bleu", "ibm"]) == 2
     assert "--sentence-bleu is the loss of the risk objective" in capsys.readouterr().err
+    # a metric without BLEU statistics has its own sentence score as the loss: cdec's BLEU loss is refused
+    argv = ["minrisk", NBEST, "--refs", REFS, "--init", INIT, "--objective", "risk", "--sentence-bleu", "ibm"]
+    assert main([*argv, "--metric", "ter"]) == 2
+    assert "--sentence-bleu ibm is a BLEU loss, but the metric (ter) has no BLEU statistics" in capsys.readouterr().err
+
+
+def test_l2_start_norm_neither_overflows_nor_underflows():
+    for size in (1e200, 1e-200):
+        unit = unit_l2(Weights({"a": 3 * size, "b": 4 * size}))
+        assert (unit["a"], unit["b"]) == pytest.approx((0.6, 0.8), rel=1e-15)
 
 
 def test_a_batch_gives_minimum_risk_the_arrays_its_graphs_give(shared):
