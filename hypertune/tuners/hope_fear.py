@@ -676,26 +676,37 @@ def select_hope_fear(  # pragma: no cover - compiled
     """Hope (max ``w·h + B``), fear (max ``w·h - B``) and model-best (max ``w·h``) among the first ``n``
     entries of a k-best list, first on ties (Cherry & Foster 2012, Algorithm 1; Moses
     ``NbestHopeFearDecoder::HopeFear``), with :func:`safe_hope_scale`. The one selection rule, called from
-    Python (:func:`kbest_hope_fear`) and from the compiled MIRA epoch."""
-    scale = 1.0
-    hope = 0
-    for _ in range(2):
-        hope = 0
-        for i in range(1, n):
-            if scale * scores[i] + gains[i] > scale * scores[hope] + gains[hope]:
-                hope = i
-        if not safe_hope or scale < 1.0:
-            break
-        scale = safe_hope_scale(scores[hope], gains[hope])
-        if scale == 1.0:
-            break
-    fear = 0
-    best = 0
+    Python (:func:`kbest_hope_fear`) and from the compiled MIRA epoch. One pass finds all three, each a running
+    maximum kept with its value (selects, not branches: which entry leads is unpredictable); a comparison with a
+    NaN is false, so a NaN never leads and one in the lead stays there, as when each entry was compared with the
+    leader's recomputed value. Only a safe hope that scales the model score down searches the hope again."""
+    hope = fear = best = 0
+    if n <= 0:
+        return hope, fear, best
+    x = scores[0]
+    g = gains[0]
+    hope_value, fear_value, best_value = x + g, x - g, x  # 1.0 * x + g == x + g: the scale-1 search's values
     for i in range(1, n):
-        if scores[i] - gains[i] > scores[fear] - gains[fear]:
-            fear = i
-        if scores[i] > scores[best]:
-            best = i
+        x = scores[i]
+        g = gains[i]
+        up = x + g > hope_value
+        hope = i if up else hope
+        hope_value = x + g if up else hope_value
+        up = x - g > fear_value
+        fear = i if up else fear
+        fear_value = x - g if up else fear_value
+        up = x > best_value
+        best = i if up else best
+        best_value = x if up else best_value
+    scale = safe_hope_scale(scores[hope], gains[hope]) if safe_hope else 1.0
+    if scale != 1.0:  # below 1: the hope again, its model score weighed by ``scale``
+        hope = 0
+        hope_value = scale * scores[0] + gains[0]
+        for i in range(1, n):
+            x = scale * scores[i] + gains[i]
+            up = x > hope_value
+            hope = i if up else hope
+            hope_value = x if up else hope_value
     return hope, fear, best
 
 

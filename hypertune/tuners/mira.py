@@ -40,7 +40,7 @@ from numba.extending import intrinsic
 
 from hypertune import interrupts
 from hypertune.arrays import offsets_from_counts
-from hypertune.compiled import EMPTY_KEY, helper_jit, insert_key, stable_argsort
+from hypertune.compiled import EMPTY_KEY, callee_jit, helper_jit, insert_key, stable_argsort
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics.background import background_bleu_distinct
@@ -207,6 +207,38 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
 
 
 @helper_jit
+def _scores_pair(lo, hi, rows, width, w, v, out, out_v):  # pragma: no cover - compiled
+    """:func:`_scores` of the rows ``lo:hi`` under ``w`` into ``out`` and under ``v`` into ``out_v``; dense rows read
+    once, four at a time, eight independent sums (each as :func:`_dense_score` adds it)."""
+    blocks = rows.blocks
+    n = hi - lo
+    if blocks.size == 0:
+        _scores(lo, hi, rows, width, w, out)
+        _scores(lo, hi, rows, width, v, out_v)
+        return
+    i = 0
+    while i + 4 <= n:
+        a = width * (lo + i)
+        x0 = x1 = x2 = x3 = y0 = y1 = y2 = y3 = 0.0
+        for j in range(width):
+            h0, h1, h2, h3 = blocks[a + j], blocks[a + width + j], blocks[a + 2 * width + j], blocks[a + 3 * width + j]
+            x0 += h0 * w[j]
+            x1 += h1 * w[j]
+            x2 += h2 * w[j]
+            x3 += h3 * w[j]
+            y0 += h0 * v[j]
+            y1 += h1 * v[j]
+            y2 += h2 * v[j]
+            y3 += h3 * v[j]
+        out[i], out[i + 1], out[i + 2], out[i + 3] = x0, x1, x2, x3
+        out_v[i], out_v[i + 1], out_v[i + 2], out_v[i + 3] = y0, y1, y2, y3
+        i += 4
+    for t in range(i, n):
+        out[t] = _dense_score(width * (lo + t), width, blocks, w)
+        out_v[t] = _dense_score(width * (lo + t), width, blocks, v)
+
+
+@helper_jit
 def _four_scores(a, b, c, d, width, blocks, w):  # pragma: no cover - compiled
     """:func:`_dense_score` of the rows starting at ``a``, ``b``, ``c`` and ``d``, side by side: four independent
     chains of additions where one would wait on each addition (the same sums, in the same order)."""
@@ -271,12 +303,16 @@ class AveragedWeights(NamedTuple):
 
 @_jit
 def _kbest_epoch(
-    order_idx, rows, distinct, weights, gain, group_gains, c_param, decay, model_bg, safe_hope
+    order_idx, rows, distinct, weights, gain, group_gains, c_param, decay, model_bg, safe_hope, evaluate, chosen
 ):  # pragma: no cover - compiled
     """One epoch of batch MIRA over k-best lists (Moses kbmira's loop, whole in compiled code). The gain is
     that of each distinct statistics row of a sentence (``group``: row -> its distinct row in ``group_stats``,
     whose rows of sentence ``s`` are ``group_offsets[s]:group_offsets[s + 1]``): ``group_gains``, given for a
-    gain without state, computed at each visit of the sentence for the background gain."""
+    gain without state, computed at each visit of the sentence for the background gain. With ``chosen`` of one
+    entry per sentence (else empty), each visit also picks the sentence's model-best row under the weights
+    ``evaluate`` (``chosen[s]``, -1 for an empty list; :func:`model_best_rows`'s rule) while its rows are in the
+    cache; the summed statistics of those rows in sentence order (what :func:`_kbest_model_stats` gives for
+    ``evaluate``) are returned third."""
     offsets, indptr, indices, data, blocks, stats = rows
     group, group_offsets, group_stats, value_ids, values, value_columns, value_offsets = distinct
     w, totals, last, state = weights
@@ -296,6 +332,9 @@ def _kbest_epoch(
     updates = 0
     total_loss = 0.0
     size = stats.shape[1]
+    evaluating = chosen.size > 0  # (weights of no feature score every row 0: the first is each model-best)
+    model = np.empty(longest if evaluating else 0)
+    chosen[:] = -1
     for k in range(order_idx.size):
         if k + 1 < order_idx.size:
             _prefetch_sentence(order_idx[k + 1], rows, distinct, width)
@@ -304,7 +343,11 @@ def _kbest_epoch(
         n = hi - lo
         if n == 0:
             continue
-        _scores(lo, hi, rows, width, w, scores)
+        if evaluating:
+            _scores_pair(lo, hi, rows, width, w, evaluate, scores, model)
+            chosen[s] = lo + _first_highest(model, n)
+        else:
+            _scores(lo, hi, rows, width, w, scores)
         if code == BACKGROUND:
             background_bleu_distinct(s, distinct, background, max_order, logs, nonpositive, group_gains)
         for i in range(n):
@@ -331,7 +374,32 @@ def _kbest_epoch(
         source = lo + (best if model_bg else hope)
         for j in range(size):
             background[j] = decay * background[j] + stats[source, j]
-    return updates, total_loss
+    return updates, total_loss, _chosen_stats(chosen, stats)
+
+
+@callee_jit
+def _chosen_stats(chosen, stats):  # pragma: no cover - compiled
+    """The statistics rows ``chosen`` (-1: none) summed in their order, as :func:`_kbest_model_stats` sums them."""
+    total = np.zeros(stats.shape[1])
+    for r in chosen:
+        if r >= 0:
+            for j in range(stats.shape[1]):
+                total[j] += stats[r, j]
+    return total
+    return total
+
+
+@helper_jit
+def _first_highest(scores, n):  # pragma: no cover - compiled
+    """The first highest of ``scores[:n]`` (``n > 0``), :func:`model_best_rows`'s rule (a comparison with a NaN is
+    false there too), the leader kept with its value and chosen by selects, not branches."""
+    best = 0
+    value = scores[0]
+    for i in range(1, n):
+        up = scores[i] > value
+        best = i if up else best
+        value = scores[i] if up else value
+    return best
 
 
 @_jit
@@ -838,8 +906,9 @@ class Mira:
                 checkpoint(written(vector), score)
 
         start = init.vector(space)
+        scoring = mira_shard_epoch_scoring if mode == "nbest" else None  # an epoch scores the one before it
         mixing = Mixing(mira_shard_prepare, mira_shard_epoch, mira_shard_stats, (options, start, mode), entry,
-                        options.epochs, options.select)  # fmt: skip
+                        options.epochs, options.select, scoring)  # fmt: skip
         run = mix(shards, mixing, start, self.progress, None if checkpoint is None else told)
         timing = run.timing
         score_before, score_after, pruned_after = run.score_before, run.best_score, None
@@ -897,7 +966,11 @@ class _MiraShard:
         self.count = shard.count
         self.rng = np.random.default_rng(seed if seed is None or shard.count == 1 else [seed, shard.index])
 
-    def epoch(self, mixed: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, float]:
+    def epoch(
+        self, mixed: np.ndarray, evaluate: np.ndarray | None = None
+    ) -> tuple[tuple[np.ndarray, np.ndarray, int, float], np.ndarray | None]:
+        """One epoch from the mixed weights: the shard's weights, averaged weights, updates and loss; and with
+        ``evaluate``, :func:`mira_shard_stats` of those weights, found in the same pass where the runner can."""
         # the mixture moved the weights: bring every running sum up to this step first (the lazy sums of
         # _apply_update hold for unchanged weights, so one shard given its own weights back skips it, as the plain
         # run; several shards always take it, whatever the mixture)
@@ -908,9 +981,9 @@ class _MiraShard:
         # kbmira --no-shuffle: input order every epoch (the generator untouched)
         order_idx = self.rng.permutation(self.size) if self.options.shuffle else np.arange(self.size)
         order_idx = order_idx.astype(np.int64)
-        updates, loss = self.runner.epoch(order_idx, self.w, self.totals, self.last, self.state, self.gain,
-                                          self.options)  # fmt: skip
-        return self.w.copy(), _averaged(self.w, self.totals, self.last, self.state), updates, loss
+        updates, loss, given = self.runner.epoch(order_idx, self.w, self.totals, self.last, self.state, self.gain,
+                                                 self.options, evaluate)  # fmt: skip
+        return (self.w.copy(), _averaged(self.w, self.totals, self.last, self.state), updates, loss), given
 
 
 def mira_shard_is_kbest(shard: Shard) -> bool:
@@ -927,7 +1000,17 @@ def mira_shard_epoch(
     shard: Shard, key: str, mixed: np.ndarray, epoch: int
 ) -> tuple[np.ndarray, np.ndarray, int, float]:
     """One epoch of the shard from the mixed weights: its weights, its averaged weights, updates, loss."""
-    return shard.state[key].epoch(mixed)
+    return shard.state[key].epoch(mixed)[0]
+
+
+def mira_shard_epoch_scoring(
+    shard: Shard, key: str, mixed: np.ndarray, epoch: int, evaluate: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray, int, float], np.ndarray]:
+    """:func:`mira_shard_epoch` and :func:`mira_shard_stats` of ``evaluate`` (the previous epoch's weights) in one
+    pass over the shard's k-best lists."""
+    parts, given = shard.state[key].epoch(mixed, evaluate)
+    assert given is not None
+    return parts, given
 
 
 def mira_shard_stats(shard: Shard, key: str, w: np.ndarray) -> np.ndarray:
@@ -1036,7 +1119,10 @@ class _KbestRunner:
         self.distinct = _distinct_stats(self.rows)
         self.scored = None
 
-    def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
+    def epoch(
+        self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions, evaluate: np.ndarray | None = None
+    ) -> tuple[int, float, np.ndarray | None]:
+        """One epoch; with ``evaluate``, also :meth:`model_stats` of those weights, found in the same pass."""
         width = self.rows.stats.shape[1]  # the compiled epoch adds a statistics row to the background each step
         if gain.kind == "background":
             background = gain.background
@@ -1049,7 +1135,8 @@ class _KbestRunner:
             group_gains = np.empty(self.distinct.group_stats.shape[0])
         else:  # a gain without state: every distinct row's, once (in Python: any gain of the registry)
             group_gains = np.asarray(gain.score(self.distinct.group_stats), dtype=np.float64)
-        updates, loss = _kbest_epoch(
+        fused = evaluate is not None
+        updates, loss, total = _kbest_epoch(
             order_idx,
             self.rows,
             self.distinct,
@@ -1060,8 +1147,10 @@ class _KbestRunner:
             float(options.decay) if gain.kind == "background" else 1.0,
             bool(options.model_bg),
             bool(options.safe_hope),
+            np.ascontiguousarray(evaluate, dtype=np.float64) if fused else np.zeros(0),
+            np.empty(self.rows.offsets.size - 1 if fused else 0, np.int64),
         )
-        return int(updates), float(loss)
+        return int(updates), float(loss), total if fused else None
 
     def model_stats(self, w: np.ndarray) -> np.ndarray:
         if self.scored is None:
@@ -1076,7 +1165,11 @@ class _ForestRunner:
         self.decoder = decoder
         self.pool: dict[int, list[Hypothesis]] = {}
 
-    def epoch(self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions) -> tuple[int, float]:
+    def epoch(
+        self, order_idx, w, totals, last, state, gain: Gain, options: MiraOptions, evaluate: np.ndarray | None = None
+    ) -> tuple[int, float, np.ndarray | None]:
+        """One epoch; with ``evaluate``, also :meth:`model_stats` of those weights (first, in a pass of its own)."""
+        given = None if evaluate is None else self.model_stats(evaluate)
         updates, total_loss = 0, 0.0
         for s in order_idx:
             interrupts.check()  # a safe point between sentences
@@ -1099,7 +1192,7 @@ class _ForestRunner:
                 updates += 1
                 total_loss += loss
             gain.update(hf.model.stats if options.model_bg else hope.stats)
-        return updates, total_loss
+        return updates, total_loss, given
 
     def _accumulated(
         self, s: int, hope: Hypothesis, fear: Hypothesis, w: np.ndarray, gain: Gain

@@ -41,7 +41,10 @@ class Mixing:
       (:attr:`Mixed.prepared`); ``setup`` is what travels: the options object and the start weights, never the
       tuner with its callbacks;
     - ``epoch(shard, key, mixed, epoch)``: one epoch from the mixed weights (:data:`EpochParts`);
-    - ``stats(shard, key, w)``: the shard's summed metric statistics of its model-best translations under ``w``.
+    - ``stats(shard, key, w)``: the shard's summed metric statistics of its model-best translations under ``w``;
+    - ``epoch_scoring(shard, key, mixed, epoch, v)`` (optional): ``(epoch(shard, key, mixed, epoch), stats(shard,
+      key, v))`` in one pass over the shard's data; :func:`mix` then scores each epoch's weights during the next
+      epoch (and the last epoch's after it), so an epoch's record comes one epoch late; the scores are the same.
 
     ``entry(epoch, score, seconds, updates, loss)`` makes an epoch's history record; ``epochs`` and ``select``
     (:func:`~hypertune.tuners.shards.mixed_columns`'s ``k``) are the tuner's options."""
@@ -53,6 +56,7 @@ class Mixing:
     entry: Callable[[int, float, float, int, float], Iteration]
     epochs: int
     select: int = 0
+    epoch_scoring: Callable[..., tuple[EpochParts, np.ndarray]] | None = None
 
 
 @dataclass
@@ -114,14 +118,9 @@ def mix(
 
     score_before = score(start)
     run = Mixed(start, score_before, [], start.copy(), 0, worst(higher), prepared, score, timing, checkpoint)
-    w = start
-    for epoch in range(1, mixing.epochs + 1):
-        interrupts.check()
-        began = time.perf_counter()
-        w, current, updates, loss = mixed_epoch(shards.map(mixing.epoch, key, w, epoch), mixing.select)
-        timing["train"] += time.perf_counter() - began
-        value = score(current)
-        entry = mixing.entry(epoch, value, time.perf_counter() - began, updates, loss)
+
+    def record(epoch: int, current: np.ndarray, value: float, seconds: float, updates: int, loss: float) -> None:
+        entry = mixing.entry(epoch, value, seconds, updates, loss)
         run.history.append(entry)
         if progress is not None:
             progress(entry)
@@ -130,4 +129,37 @@ def mix(
             if checkpoint is not None and better(value, score_before, higher):
                 checkpoint(current, value)
                 run.reported = True
+
+    w = start
+    pending: tuple[int, np.ndarray, float, int, float] | None = None  # an epoch trained, its score to come
+
+    def record_pending() -> None:  # the last epoch, or the one trained before an interruption, scored on its own
+        if pending is not None:
+            epoch, current, seconds, updates, loss = pending
+            began = time.perf_counter()
+            record(epoch, current, score(current), seconds + time.perf_counter() - began, updates, loss)
+
+    try:
+        for epoch in range(1, mixing.epochs + 1):
+            interrupts.check()
+            began = time.perf_counter()
+            if pending is not None and mixing.epoch_scoring is not None:
+                done = shards.map(mixing.epoch_scoring, key, w, epoch, pending[1])
+                parts = [d[0] for d in done]
+                value = float(metric.score(ordered_sum([d[1] for d in done])))
+                record(pending[0], pending[1], value, pending[2], pending[3], pending[4])
+                pending = None
+            else:
+                parts = shards.map(mixing.epoch, key, w, epoch)
+            w, current, updates, loss = mixed_epoch(parts, mixing.select)
+            timing["train"] += time.perf_counter() - began
+            if mixing.epoch_scoring is not None:
+                pending = (epoch, current, time.perf_counter() - began, updates, loss)
+                continue
+            value = score(current)
+            record(epoch, current, value, time.perf_counter() - began, updates, loss)
+    except interrupts.Interrupted:
+        record_pending()
+        raise
+    record_pending()
     return run
