@@ -358,6 +358,21 @@ def csr_matvec(indptr, indices, data, vector):  # pragma: no cover - compiled
 
 
 @_jit
+def dense_matvec(columns, vector):  # pragma: no cover - compiled
+    """A dense matrix (column-major, every entry of :func:`csr_matvec`'s rows) times a dense vector, a column
+    at a time: each row's terms are added in column order from 0.0, as :func:`csr_matvec` adds a row with
+    sorted column indices, so the results are the same bit for bit (an entry the CSR rows leave out adds
+    ``0.0 * v``, which for a finite ``v`` changes no sum that starts at 0.0), and the passes stream along columns."""
+    out = np.zeros(columns.shape[0])
+    for j in range(columns.shape[1]):
+        v = vector[j]
+        column = columns[:, j]
+        for i in range(out.size):
+            out[i] += column[i] * v
+    return out
+
+
+@_jit
 def csc_matvec_rows(indptr, indices, data, vector, first, last, out):  # pragma: no cover - compiled
     """Rows ``first:last`` of a CSC matrix (sorted row indices) times a dense vector, into
     ``out[first:last]``. Columns whose entry in ``vector`` is zero are skipped, so a unit vector costs one

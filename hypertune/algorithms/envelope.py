@@ -922,7 +922,7 @@ def kbest_envelopes(
 def _kbest_kernel(offsets, b, m, given_order, prefilter=True):  # pragma: no cover - compiled
     """:func:`_sweep`, the blocks sorted here when ``given_order`` is empty."""
     order = given_order if given_order.size else _block_orders(offsets, m)
-    return _sweep(offsets, b, m, order, prefilter)
+    return _sweep(offsets, b, m, order, prefilter, offsets[:0])
 
 
 @_jit
@@ -935,8 +935,10 @@ def _block_orders(offsets, values):  # pragma: no cover - compiled
 
 
 @callee_jit
-def _sweep(offsets, b, m, given_order, prefilter):  # pragma: no cover - compiled
-    """Och's sweep over every block in ``given_order`` (sorted by slope within each block)."""
+def _sweep(offsets, b, m, given_order, prefilter, tops):  # pragma: no cover - compiled
+    """Och's sweep over every block in ``given_order`` (sorted by slope within each block). ``tops``: every
+    block's first line highest at γ = 0 (:func:`~hypertune.tuners.model_best.model_best_rows` of ``b``, the
+    same for every direction from one point), or empty to find them here."""
     n = offsets.size - 1
     left = np.empty(b.size)
     slope = np.empty(b.size)
@@ -950,7 +952,14 @@ def _sweep(offsets, b, m, given_order, prefilter):  # pragma: no cover - compile
         lo, hi = offsets[s], offsets[s + 1]
         order = given_order[lo:hi]
         if prefilter and order.size > 8:
-            order = kept[: _hull_candidates(order, lo, hi, m, b, keep, kept)]
+            best = lo
+            if tops.size:
+                best = tops[s]
+            else:
+                for c in range(lo + 1, hi):
+                    if b[c] > b[best]:
+                        best = c
+            order = kept[: _hull_candidates(order, lo, hi, m, b, best, keep, kept)]
         stored = _upper_hull(order, m, b, left, slope, intercept, chosen, stored)
         segment_offsets[s + 1] = stored
     return segment_offsets, left[:stored], chosen[:stored]
@@ -962,21 +971,17 @@ before the sweep: some 10^8 times the determinant's rounding error bound (Shewch
 
 
 @helper_jit
-def _hull_candidates(order, lo, hi, m, b, keep, kept):  # pragma: no cover - compiled
+def _hull_candidates(order, lo, hi, m, b, best, keep, kept):  # pragma: no cover - compiled
     """The lines of ``order`` (lines ``lo:hi`` sorted by slope) that are not clearly below the upper
     envelope of three of them, written to ``kept`` in order; returns their number (Akl & Toussaint's 1978
     throw-away step). In the dual, line ``b + γ·m`` is the point ``(m, b)`` and the envelope is the upper
-    convex hull; the three are the first (least slope), the one highest at γ = 0 and the last (greatest
+    convex hull; the three are the first (least slope), the first highest at γ = 0 (``best``) and the last (greatest
     slope), and a line is clearly below if its point lies below the chord of its two neighbours among them
     by more than ``HULL_MARGIN`` of the orientation determinant's terms. Such a line lies far below every
     envelope line wherever they meet, so the sweep pops it without its comparisons deciding anything about
     the envelope: the envelope, its breakpoints and its tie-breaking come out the same, bit for bit (tested
     on adversarial lines). Drops about 70 % of a real k-best list's lines; the test runs over the lines in
     memory order, without branches, so it vectorizes."""
-    best = lo
-    for c in range(lo + 1, hi):
-        if b[c] > b[best]:
-            best = c
     low, high = order[0], order[order.size - 1]
     m_low, b_low, m_best, b_best, m_high, b_high = m[low], b[low], m[best], b[best], m[high], b[high]
     for c in range(lo, hi):  # a chord (i, j) is above the point by (rise - run) / (m_j - m_i)
@@ -993,13 +998,20 @@ def _hull_candidates(order, lo, hi, m, b, keep, kept):  # pragma: no cover - com
 
 
 def kbest_surface_rows(
-    offsets: np.ndarray, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None, stats: np.ndarray
+    offsets: np.ndarray,
+    intercepts: np.ndarray,
+    slopes: np.ndarray,
+    order: np.ndarray | None,
+    stats: np.ndarray,
+    tops: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`kbest_envelopes` and the statistics along the envelopes in one compiled pass: the arrays of
     :class:`~hypertune.tuners.linesearch.ErrorSurfaces` (Och 2003, section 6), ``(firsts, breakpoints,
     deltas, sizes)``, exactly as :meth:`~hypertune.tuners.linesearch.ErrorSurfaces.from_segments` builds
     them from the envelopes and ``stats[hypothesis]``. ``stats`` (float64, one row per hypothesis) and
-    every sentence's list must be non-empty."""
+    every sentence's list must be non-empty. ``tops`` (optional): every list's model-best row under
+    ``intercepts`` (:func:`~hypertune.tuners.model_best.model_best_rows`), which every direction from one
+    point shares."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     slopes = np.ascontiguousarray(slopes, dtype=np.float64)
     order = _block_orders(offsets, slopes) if order is None else np.ascontiguousarray(order, dtype=np.int64)
@@ -1009,14 +1021,15 @@ def kbest_surface_rows(
         slopes,
         order,
         np.ascontiguousarray(stats, dtype=np.float64),
+        offsets[:0] if tops is None else np.ascontiguousarray(tops, dtype=np.int64),
     )
 
 
 @_jit
-def _kbest_surface_kernel(offsets, b, m, given_order, stats):  # pragma: no cover - compiled
+def _kbest_surface_kernel(offsets, b, m, given_order, stats, tops):  # pragma: no cover - compiled
     """Every sentence's first segment's statistics row; every later segment's left breakpoint and change
     in statistics (its row minus the previous segment's), in sentence order."""
-    segment_offsets, left, chosen = _sweep(offsets, b, m, given_order, True)
+    segment_offsets, left, chosen = _sweep(offsets, b, m, given_order, True, tops)
     n, width = offsets.size - 1, stats.shape[1]
     firsts = np.empty((n, width))
     breakpoints = np.empty(left.size - n)

@@ -60,7 +60,7 @@ from hypertune.algorithms.envelope import (
 from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.arrays import offsets_from_counts
 from hypertune.choices import ENVELOPES, MERT_OPTIMIZERS, Envelope
-from hypertune.compiled import csc_matvec_rows, csr_matvec
+from hypertune.compiled import csc_matvec_rows, csr_matvec, dense_matvec
 from hypertune.errors import UsageError
 from hypertune.hypergraph import PackedGraphs
 from hypertune.metrics import Metric, best_index, better, worst
@@ -130,10 +130,13 @@ class LineSearcher:
             self.offsets = offsets_from_counts([g.num_edges - 1 for g in graphs])
             self.stats = np.vstack([tuning_set.edge_stats(s)[1:] for s in range(len(graphs))])
         if self.kbest:
+            self._offsets64 = self.offsets.astype(np.int64)
             self.sentence_of = np.repeat(np.arange(len(graphs)), np.diff(self.offsets))
             # dense feature columns (when they fit) make a unit direction's slopes a column lookup
             small = self.features.shape[0] * self.width <= 50_000_000
             self.columns = np.asfortranarray(self.features.toarray()) if small else None
+            # ... and the products w · h a column at a time, the same sums as the CSR rows' (sorted columns)
+            self._dense = self.columns is not None and bool(self.features.has_canonical_format)
             self._column_orders: dict[int, np.ndarray] = {}
             # the compiled sweep that also gathers the statistics (needs float rows and no empty list)
             self._fused = self.stats.dtype == np.float64 and bool(np.all(np.diff(self.offsets) > 0))
@@ -147,6 +150,7 @@ class LineSearcher:
             self._chunks = _balanced_chunks(self.packed.edge_starts, 4 * self.n_jobs if self.n_jobs > 1 else 1)
         self._point: np.ndarray | None = None  # the last w0 and its intercepts, reused across directions
         self._intercepts = np.empty(0)
+        self._tops: np.ndarray | None = None  # k-best: every list's model-best row at that point (or not yet)
         # every derivation seen on an envelope, per sentence: (words, features) by a (yield, features) key
         self.collect = collect and not self.kbest
         self.envelope_derivations: list[dict[tuple, tuple[list[str], dict[str, float]]]] = [
@@ -164,15 +168,20 @@ class LineSearcher:
             order = None
             if self.columns is not None and moving.size == 1:
                 column = int(moving[0])
-                slopes = self.columns[:, column] * direction[column]
+                # a unit direction's slopes are the column itself (x * 1.0 is x, bit for bit): no copy
+                scale = direction[column]
+                slopes = self.columns[:, column] if scale == 1.0 else self.columns[:, column] * scale
                 if direction[column] > 0:
                     order = self._column_orders.get(column)
                     if order is None:  # hypotheses by this feature's value, stably, within each sentence
                         order = self._column_orders[column] = np.lexsort((self.columns[:, column], self.sentence_of))
+            elif self._dense:
+                slopes = dense_matvec(self.columns, np.ascontiguousarray(direction, dtype=np.float64))
             else:
                 slopes = self.features @ direction
             if self._fused:
-                firsts, breakpoints, deltas, sizes = self._kbest_surface_rows(intercepts, slopes, order)
+                tops = self._tops_at(w0)
+                firsts, breakpoints, deltas, sizes = self._kbest_surface_rows(intercepts, slopes, order, tops)
                 return ErrorSurfaces(firsts.sum(axis=0), breakpoints, deltas, sizes, firsts)
             segment_offsets, left, hypothesis = kbest_envelopes(self.offsets, intercepts, slopes, order)
             return ErrorSurfaces.from_segments(segment_offsets, left, self.stats[hypothesis])
@@ -213,13 +222,13 @@ class LineSearcher:
         return ErrorSurfaces.from_segments(offsets_from_counts(sizes), left, stats)
 
     def _kbest_surface_rows(
-        self, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None
+        self, intercepts: np.ndarray, slopes: np.ndarray, order: np.ndarray | None, tops: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:func:`~hypertune.algorithms.envelope.kbest_surface_rows` of every k-best list, one run of sentences
         per thread (the kernel releases the GIL), joined in sentence order: the same arrays as one call."""
         chunks = self._kbest_chunks
         if len(chunks) == 1:
-            return kbest_surface_rows(self.offsets, intercepts, slopes, order, self.stats)
+            return kbest_surface_rows(self.offsets, intercepts, slopes, order, self.stats, tops)
         offsets = self.offsets
 
         def run(chunk: tuple[int, int]) -> tuple[np.ndarray, ...]:
@@ -227,7 +236,7 @@ class LineSearcher:
             lo, hi = int(offsets[first]), int(offsets[last])
             part = None if order is None else order[lo:hi] - lo  # sorted by sentence first: this run's own lines
             return kbest_surface_rows(offsets[first : last + 1] - lo, intercepts[lo:hi], slopes[lo:hi], part,
-                                      self.stats[lo:hi])  # fmt: skip
+                                      self.stats[lo:hi], tops[first:last] - lo)  # fmt: skip
 
         parts = self._map(run, chunks)
         return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))  # type: ignore[return-value]
@@ -250,7 +259,9 @@ class LineSearcher:
         direction of a coordinate-ascent round starts from the same point."""
         if self._point is None or not np.array_equal(self._point, w0):
             vector = np.ascontiguousarray(w0, dtype=np.float64)
-            if self.kbest:
+            if self.kbest and self._dense:
+                self._intercepts = dense_matvec(self.columns, vector)
+            elif self.kbest:
                 features = self.features
                 self._intercepts = csr_matvec(features.indptr, features.indices, features.data, vector)
             else:
@@ -258,7 +269,16 @@ class LineSearcher:
                 out = self._intercepts
                 self._map(lambda chunk: self._edge_scores(vector, chunk[0], chunk[1], out), self._chunks)
             self._point = w0.copy()
+            self._tops = None
         return self._intercepts
+
+    def _tops_at(self, w0: np.ndarray) -> np.ndarray:
+        """k-best: every list's model-best row under ``w0`` (first on ties), cached with the intercepts: the
+        line searches' hull test and :meth:`best_rows` share them."""
+        intercepts = self._intercepts_at(w0)
+        if self._tops is None:
+            self._tops = model_best_rows(intercepts, self._offsets64)
+        return self._tops
 
     def _map(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         """``function`` of every item, in order: on the searcher's threads, or here when there is one job or
@@ -282,9 +302,8 @@ class LineSearcher:
 
     def best_rows(self, w: np.ndarray) -> np.ndarray:
         """Every sentence's statistics of its model-best derivation under ``w`` (first hypothesis on ties)."""
-        if self.kbest:
-            firsts = model_best_rows(np.ascontiguousarray(self.features @ w), self.offsets.astype(np.int64))
-            return self.stats[firsts]
+        if self.kbest:  # the scores w · h and model-best rows, kept: the next round's searches start from w
+            return self.stats[self._tops_at(w)]
         all_scores = np.empty(self.packed.num_edges)
         self._edge_scores(np.ascontiguousarray(w, dtype=np.float64), 0, len(self.packed), all_scores)
         words, offsets = viterbi_yields(self.packed, all_scores)

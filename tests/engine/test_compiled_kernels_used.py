@@ -3,9 +3,10 @@
 The expected list is read off the code path of ``hypertune mert`` on a Moses n-best list: the reader's two
 kernels (line bounds, the Moses one-pass scan; the Z-MERT scan is a kernel of its own, not compiled here),
 BLEU's statistics (reference tables, hypothesis statistics), the start point's model-best rows and model
-scores (CSR product), the envelopes of all lists and the line search's merge. Their helpers are compiled into
-them. Nothing of the other commands (forests, MIRA, the semiring kernels, other readers) may compile, and each
-kernel needs one version (no literal-argument copies). When the MERT path changes, this list changes with it.
+scores (a dense product, a column at a time), the envelopes of all lists and the line search's merge. Their
+helpers are compiled into them. Nothing of the other commands (forests, MIRA, the semiring kernels, other
+readers) may compile, and each kernel needs one version (no literal-argument copies). When the MERT path
+changes, this list changes with it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ MERT_NBEST_KERNELS = {
     "hypertune.metrics._kernels.build_tables",
     "hypertune.metrics._kernels.hypothesis_stats_serial",
     "hypertune.tuners.model_best.model_best_rows",
-    "hypertune.compiled.csr_matvec",
+    "hypertune.compiled.dense_matvec",
     "hypertune.algorithms.envelope._kbest_surface_kernel",
     "hypertune.tuners.linesearch._merge_kernel",
 }

@@ -260,13 +260,16 @@ def test_compiled_kbest_surfaces_are_the_envelopes_statistics(seed):
     for order in (None, np.lexsort((slopes, np.repeat(np.arange(sizes.size), sizes)))):
         segments, left, hypothesis = kbest_envelopes(offsets, intercepts, slopes, order)
         expected = ErrorSurfaces.from_segments(segments, left, stats[hypothesis])
-        firsts, breakpoints, deltas, counts = kbest_surface_rows(offsets, intercepts, slopes, order, stats)
-        for a, b in zip(
-            (firsts, breakpoints, deltas, counts),
-            (expected.firsts, expected.breakpoints, expected.deltas, expected.sizes),
-            strict=True,
-        ):
-            assert a.tobytes() == b.tobytes()
+        # each list's first highest line at γ = 0, by hand: what a caller hands over once per point
+        tops = np.array([lo + int(np.argmax(intercepts[lo:hi])) for lo, hi in zip(offsets, offsets[1:], strict=False)])
+        for known in (None, tops):
+            firsts, breakpoints, deltas, counts = kbest_surface_rows(offsets, intercepts, slopes, order, stats, known)
+            for a, b in zip(
+                (firsts, breakpoints, deltas, counts),
+                (expected.firsts, expected.breakpoints, expected.deltas, expected.sizes),
+                strict=True,
+            ):
+                assert a.tobytes() == b.tobytes()
 
 
 def rowwise_bleu(rows: np.ndarray, order: int, ibm: bool) -> np.ndarray:
@@ -302,9 +305,11 @@ def test_vectorized_bleu_is_the_rowwise_formulation_bit_for_bit(order):
         rows[:, 2 * n] = np.floor(rows[:, 2 * n + 1] * rng.random(2000) * (rng.random(2000) > 0.1))
     rows[:, -1] = rng.integers(0, 60, 2000) * 10.0 ** rng.integers(0, 4, 2000) + rng.random(2000) * 0.5
     rows[::7] += rng.random((len(rows[::7]), 2 * order + 1))  # fractional statistics
+    matched = rows[(rows[:, 0 : 2 * order] > 0).all(axis=1)]  # every order with matches: a corpus's rows
     for ibm in (False, True):
         metric = BleuMetric(max_order=order, ref_length="ibm" if ibm else "closest")
         assert metric.score(rows).tobytes() == rowwise_bleu(rows, order, ibm).tobytes()
+        assert metric.score(matched).tobytes() == rowwise_bleu(matched, order, ibm).tobytes()
 
 
 def adversarial_lines(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
