@@ -20,8 +20,11 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.core import types
+from llvmlite import ir  # type: ignore[import-untyped]
+from llvmlite.binding import llvm_version_info  # type: ignore[import-untyped]
+from numba.core import cgutils, types
 from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic, overload
 
 BOOLEAN, REAL, LOG, TROPICAL = 0, 1, 2, 3
 MODES = {"boolean": BOOLEAN, "real": REAL, "log": LOG, "tropical": TROPICAL}
@@ -69,6 +72,37 @@ def _without_wrappers(func: Callable[..., Any], dispatcher: type[CPUDispatcher],
     compiled = dispatcher(py_func=func, locals={}, targetoptions={**_WITHOUT_WRAPPERS, **options})
     compiled.enable_caching()
     return compiled
+
+
+def prefetch(array: np.ndarray, index: int) -> None:
+    """Ask the processor to bring the cache line of entry ``index`` of a C-contiguous ``array`` (a flat index,
+    whatever its dimensions) towards its caches: a hint, LLVM's ``llvm.prefetch`` (a read, kept in every cache
+    level) in compiled code, which reads nothing and cannot fault, so any index is allowed; nothing at all in
+    plain Python (``NUMBA_DISABLE_JIT``)."""
+
+
+@intrinsic
+def _llvm_prefetch(typingctx: Any, array: Any, index: Any) -> Any:  # pragma: no cover - compiled
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = builder.bitcast(builder.gep(ary.data, [args[1]]), cgutils.voidptr_t)
+        i32 = ir.IntType(32)
+        name = "llvm.prefetch.p0" if llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"  # opaque pointers or not
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32]), name
+        )
+        builder.call(function, [pointer, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@overload(prefetch)
+def _prefetch_compiled(array: Any, index: Any) -> Any:  # pragma: no cover - compiled
+    def implementation(array: Any, index: Any) -> None:
+        _llvm_prefetch(array, index)  # type: ignore[call-arg]  # typed by numba: no typing context here
+
+    return implementation
 
 
 def callee_jit(func: Callable[..., Any]) -> Any:

@@ -33,14 +33,10 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 import scipy.sparse as sp
-from llvmlite import ir  # type: ignore[import-untyped]
-from llvmlite.binding import llvm_version_info  # type: ignore[import-untyped]
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 from hypertune import interrupts
 from hypertune.arrays import offsets_from_counts
-from hypertune.compiled import EMPTY_KEY, callee_jit, helper_jit, insert_key, stable_argsort
+from hypertune.compiled import EMPTY_KEY, callee_jit, helper_jit, insert_key, prefetch, stable_argsort
 from hypertune.errors import InputError
 from hypertune.hypergraph import Hypergraph
 from hypertune.metrics.background import background_bleu_distinct
@@ -94,34 +90,14 @@ class MiraResult(TuningResult):
 # ---------------------------------------------------------------------- compiled pieces
 
 
-@intrinsic
-def _prefetch(typingctx, array, index):  # pragma: no cover - compiled
-    """Ask the processor to bring the cache line of entry ``index`` of a C-contiguous ``array`` (a flat index,
-    whatever its dimensions) in: LLVM's ``llvm.prefetch``, a read kept in every cache level. It reads nothing and
-    cannot fault, so any index is allowed."""
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        pointer = builder.bitcast(builder.gep(ary.data, [args[1]]), cgutils.voidptr_t)
-        i32 = ir.IntType(32)
-        name = "llvm.prefetch.p0" if llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"  # opaque pointers or not
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32]), name
-        )
-        builder.call(function, [pointer, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.void(array, index), codegen
-
-
 @helper_jit
 def _prefetch_range(array, lo, hi, step):  # pragma: no cover - compiled
-    """:func:`_prefetch` the cache lines of entries ``lo:hi`` of a C-contiguous ``array`` (flat indices; ``step``
-    entries a line)."""
+    """:func:`~hypertune.compiled.prefetch` the cache lines of entries ``lo:hi`` of a C-contiguous ``array`` (flat
+    indices; ``step`` entries a line)."""
     for k in range(lo, hi, step):
-        _prefetch(array, k)
+        prefetch(array, k)
     if hi > lo:
-        _prefetch(array, hi - 1)
+        prefetch(array, hi - 1)
 
 
 @helper_jit
@@ -559,6 +535,7 @@ def _candidates(s, lo, hi, blocks, width, w, scored, out):  # pragma: no cover -
         size_v += m[j] * abs(v[j])
     large = scored.large[s]
     reach = (drift + (size_w + size_v) * width * 2.0**-52) * (1.0 + 1e-6) + large * 2.0**-22 + width * 2.0**-1020
+    reach += 2.0**-149  # float32's rounding of a kept score below its smallest normal is absolute
     if not (reach < np.inf and large < np.inf):  # a weight, a feature or a score not finite (NaN included)
         return False
     floor = scored.top[s] - 2.0 * reach

@@ -81,3 +81,15 @@ def test_weights_or_features_not_finite_score_every_row():
                np.array([1e300, 1e300, 1e300]), base]  # fmt: skip
     for ours, expected, _ in _evaluations(features, stats, offsets, weights):
         assert ours == expected
+
+
+def test_scores_below_float32s_smallest_normal_skip_no_possible_model_best():
+    """Kept scores are float32: below its smallest normal their rounding is absolute (up to 2**-150), not relative.
+    Row 1 is the best under ``v`` (float32 scores 0 and 2**-149), row 0 under ``w``: it must be rescored."""
+    t = 2.0**-149
+    features = np.array([[1.0, 0.0], [0.0, 1.0]] + [[-100.0, -100.0]] * 8)
+    stats = np.arange(10, dtype=np.float64)[:, None]
+    offsets = np.array([0, 10], dtype=np.int64)
+    v, w = np.array([0.499 * t, 0.501 * t]), np.array([0.501 * t, 0.499 * t])
+    results = [(ours, expected) for ours, expected, _ in _evaluations(features, stats, offsets, [v, w])]
+    assert results == [([1.0], [1.0]), ([0.0], [0.0])]
