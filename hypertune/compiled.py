@@ -26,6 +26,8 @@ from numba.core import cgutils, types
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic, overload
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
+
 BOOLEAN, REAL, LOG, TROPICAL = 0, 1, 2, 3
 MODES = {"boolean": BOOLEAN, "real": REAL, "log": LOG, "tropical": TROPICAL}
 

@@ -40,6 +40,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.hypergraph import PackedGraphs
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
+
 _jit = numba.njit(cache=True, nogil=True)
 _parallel = numba.njit(cache=True, nogil=True, parallel=True)
 

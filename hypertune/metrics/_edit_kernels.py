@@ -24,6 +24,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
+
 WER, PER, CDER, TER = 0, 1, 2, 3
 """Kernel codes of :func:`edit_statistics`."""
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.errors import UsageError
 from hypertune.metrics.base import as_stats_array
 

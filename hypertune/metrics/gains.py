@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.choices import GAIN_SMOOTHINGS
 from hypertune.errors import UsageError
 from hypertune.metrics.background import SCALE_MOSES, BackgroundBleu, background_bleu

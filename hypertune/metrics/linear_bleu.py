@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.errors import InputError, UsageError
 from hypertune.metrics.base import Metric, Text, as_stats_array
 from hypertune.metrics.bleu import BleuMetric, BleuReferences

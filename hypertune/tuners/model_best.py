@@ -7,6 +7,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.arrays import offsets_from_counts
 from hypertune.hypergraph import PackedGraphs

@@ -51,6 +51,7 @@ from typing import Any
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune import interrupts
 from hypertune.algorithms import count_derivations
 from hypertune.algorithms.kbest import LazyKBest

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.metrics.bleu import bleu_plus_one
 from hypertune.tuners.hope_fear import SearchScratch, count_new_ngrams, keep_boundary_words
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numba
 
+import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
+
 _jit = numba.njit(cache=True, nogil=True)
 
 

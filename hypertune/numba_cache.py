@@ -1,0 +1,86 @@
+"""numba's on-disk kernel cache, made to notice changes anywhere in the package.
+
+numba marks a cached kernel stale when the file that defines it changes, not when a function it calls from
+another file does (``select_hope_fear`` in ``tuners/hope_fear.py``, compiled into MIRA's epoch in
+``tuners/mira.py``): after such an edit a kernel would run the old callee, silently. The locator here wraps
+numba's own for every file of this package and adds to each kernel's freshness stamp one of the whole package
+(:func:`package_stamp`: its Python files' number, total size and latest modification), so that a change to any
+of them recompiles the kernels. Every module that defines cached kernels imports this one first (a kernel's
+locator is chosen when it is decorated); numba's private locator list is used, and left alone when a numba
+version lacks it."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from numba.core import caching
+
+#: The package's folder: kernels of files below it get the package's stamp.
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def package_stamp(root: str = ROOT) -> tuple[int, int, int]:
+    """The number, total size and latest modification time (ns) of the ``.py`` files below ``root``: it changes
+    when any of them is edited, added or removed."""
+    count = size = latest = 0
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if f != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                status = os.stat(os.path.join(folder, name))
+                count, size, latest = count + 1, size + status.st_size, max(latest, status.st_mtime_ns)
+    return count, size, latest
+
+
+@functools.cache
+def _stamp() -> tuple[int, int, int]:
+    return package_stamp()
+
+
+_IMPL: Any = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+_BASE: Any = getattr(caching, "_CacheLocator", object)
+
+
+class PackageLocator(_BASE):
+    """numba's locator of a kernel of this package (the first of numba's own that takes its file), with the
+    package's stamp beside the file's."""
+
+    numba_locators: list[Any] = []
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def ensure_cache_path(self) -> None:
+        self.inner.ensure_cache_path()
+
+    def get_cache_path(self) -> str:
+        return str(self.inner.get_cache_path())
+
+    def get_source_stamp(self) -> Any:
+        return (self.inner.get_source_stamp(), _stamp())
+
+    def get_disambiguator(self) -> str:
+        return str(self.inner.get_disambiguator())
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> PackageLocator | None:
+        if not os.path.abspath(py_file).startswith(ROOT + os.sep):
+            return None
+        for locator in cls.numba_locators:
+            inner = locator.from_function(py_func, py_file)
+            if inner is not None:
+                return cls(inner)
+        return None
+
+
+def _install() -> None:
+    classes = getattr(_IMPL, "_locator_classes", None)
+    if _BASE is object or not isinstance(classes, list) or PackageLocator in classes:
+        return
+    PackageLocator.numba_locators = list(classes)
+    classes.insert(0, PackageLocator)
+
+
+_install()
