@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.plain_viterbi import plain_viterbi
 
 from hypertune.algorithms.envelope import EdgeLines, _padded_tails, _probe_pass, _probe_scores, _trace_best_edges
 from hypertune.errors import GraphError
@@ -28,20 +29,6 @@ def _graph(lattice: bool):
     return hg, b, m, pads
 
 
-def _plain_viterbi(hg, b, m, x):
-    """Every node's best score at ``x`` and its first best in-edge, written out (tails in order)."""
-    score = np.zeros(hg.num_nodes)
-    edge = np.zeros(hg.num_nodes, dtype=np.int64)
-    for v in range(hg.num_nodes):
-        for e in range(hg.node_offsets[v], hg.node_offsets[v + 1]):
-            s = b[e] + x * m[e]
-            for t in hg.tails[hg.tail_offsets[e] : hg.tail_offsets[e + 1]]:
-                s += score[t]
-            if e == hg.node_offsets[v] or s > score[v]:
-                score[v], edge[v] = s, e
-    return score, edge
-
-
 @pytest.mark.parametrize("lattice", [False, True], ids=["forest", "lattice"])
 def test_a_best_that_no_in_edge_reproduces_is_an_internal_error(lattice) -> None:
     hg, b, m, pads = _graph(lattice)
@@ -51,7 +38,7 @@ def test_a_best_that_no_in_edge_reproduces_is_an_internal_error(lattice) -> None
     stack = np.empty(2 * n + 1, dtype=np.int64)
     _probe_scores(hg.node_offsets, pads, b, m, 0, n, points, 4, best)
     _trace_best_edges(hg.node_offsets, pads, b, m, 0, n, points[1], 1, best, best_edge, stack)  # consistent: fine
-    assert best_edge[hg.goal, 1] == _plain_viterbi(hg, b, m, points[1])[1][hg.goal]
+    assert best_edge[hg.goal, 1] == plain_viterbi(hg, b, m, points[1])[1][hg.goal]
     best[hg.goal, 1] = np.nextafter(best[hg.goal, 1], np.inf)  # as a pass summing in another order could leave it
     with pytest.raises(GraphError, match="internal error: a probing pass's best score"):
         _trace_best_edges(hg.node_offsets, pads, b, m, 0, n, points[1], 1, best, best_edge, stack)
@@ -77,5 +64,5 @@ def test_a_nan_best_takes_the_first_in_edge(lattice) -> None:
         stack.extend(int(t) for t in hg.tails[hg.tail_offsets[e] : hg.tail_offsets[e + 1]])
     assert [int(best_edge[v, 0]) for v in nodes] == [int(hg.node_offsets[v]) for v in nodes]
     for p in (1, 2):
-        score, _ = _plain_viterbi(hg, b, m, points[p])
+        score, _ = plain_viterbi(hg, b, m, points[p])
         assert np.array_equal(best[:n, p], score)

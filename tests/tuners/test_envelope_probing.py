@@ -7,27 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.plain_viterbi import plain_viterbi
 from support.strategies import hypergraphs, weights
 
 from hypertune import algorithms as A
 from hypertune.algorithms.envelope import EdgeLines, _padded_tails, _probe_pass, envelope_by_probing
 from hypertune.generate import random_hypergraph
 from hypertune.weights import Weights
-
-
-def plain_viterbi(hg, b, m, x):
-    """Every node's best score at ``x`` and its first best in-edge; an edge scores ``b + x·m`` plus its tails'
-    scores in tail order."""
-    score = np.zeros(hg.num_nodes)
-    edge = np.zeros(hg.num_nodes, dtype=np.int64)
-    for v in range(hg.num_nodes):
-        for e in range(hg.node_offsets[v], hg.node_offsets[v + 1]):
-            s = b[e] + x * m[e]
-            for t in hg.tails[hg.tail_offsets[e] : hg.tail_offsets[e + 1]]:
-                s += score[t]
-            if e == hg.node_offsets[v] or s > score[v]:
-                score[v], edge[v] = s, e
-    return score, edge
 
 
 def best_derivation_nodes(hg, edge):
