@@ -29,7 +29,10 @@ def package_stamp(root: str = ROOT) -> tuple[int, int, int]:
         folders[:] = [f for f in folders if f != "__pycache__"]
         for name in files:
             if name.endswith(".py"):
-                status = os.stat(os.path.join(folder, name))
+                try:
+                    status = os.stat(os.path.join(folder, name))
+                except OSError:  # a dangling link (an editor's lock file, .#x.py) or a file removed meanwhile
+                    continue
                 count, size, latest = count + 1, size + status.st_size, max(latest, status.st_mtime_ns)
     return count, size, latest
 

@@ -1015,13 +1015,17 @@ def kbest_surface_rows(
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     slopes = np.ascontiguousarray(slopes, dtype=np.float64)
     order = _block_orders(offsets, slopes) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    if tops is not None:
+        tops = np.ascontiguousarray(tops, dtype=np.int64)
+        if tops.shape != (offsets.size - 1,) or np.any(tops < offsets[:-1]) or np.any(tops >= offsets[1:]):
+            raise GraphError("kbest_surface_rows: tops must give one row of each list, inside it")
     return _kbest_surface_kernel(
         offsets,
         np.ascontiguousarray(intercepts, dtype=np.float64),
         slopes,
         order,
         np.ascontiguousarray(stats, dtype=np.float64),
-        offsets[:0] if tops is None else np.ascontiguousarray(tops, dtype=np.int64),
+        offsets[:0] if tops is None else tops,
     )
 
 

@@ -161,6 +161,10 @@ class DaskShards:
     ``progress`` gets a line as shards finish loading. Use as a context manager (or call :meth:`close`) to
     free the workers' memory."""
 
+    #: Shards held by other processes, which can be lost mid-call (:func:`~hypertune.tuners.mixing.mix` then does
+    #: not defer an epoch's scoring to the next epoch's call).
+    remote = True
+
     def __init__(
         self,
         client: Any,

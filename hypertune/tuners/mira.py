@@ -362,7 +362,6 @@ def _chosen_stats(chosen, stats):  # pragma: no cover - compiled
             for j in range(stats.shape[1]):
                 total[j] += stats[r, j]
     return total
-    return total
 
 
 @helper_jit

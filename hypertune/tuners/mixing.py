@@ -45,6 +45,8 @@ class Mixing:
     - ``epoch_scoring(shard, key, mixed, epoch, v)`` (optional): ``(epoch(shard, key, mixed, epoch), stats(shard,
       key, v))`` in one pass over the shard's data; :func:`mix` then scores each epoch's weights during the next
       epoch (and the last epoch's after it), so an epoch's record comes one epoch late; the scores are the same.
+      Not on shards marked ``remote`` (a cluster's: :class:`~hypertune.distributed.shards.DaskShards`); an epoch
+      that fails or is interrupted first records the epoch before it.
 
     ``entry(epoch, score, seconds, updates, loss)`` makes an epoch's history record; ``epochs`` and ``select``
     (:func:`~hypertune.tuners.shards.mixed_columns`'s ``k``) are the tuner's options."""
@@ -132,6 +134,10 @@ def mix(
 
     w = start
     pending: tuple[int, np.ndarray, float, int, float] | None = None  # an epoch trained, its score to come
+    # Scored during the next epoch only in this process: on a cluster (``remote`` shards), workers lost in epoch
+    # e + 1 would take epoch e's record and checkpoint with them.
+    scoring = None if getattr(shards, "remote", False) else mixing.epoch_scoring
+    fused = scoring is not None
 
     def record_pending() -> None:  # the last epoch, or the one trained before an interruption, scored on its own
         if pending is not None:
@@ -143,8 +149,8 @@ def mix(
         for epoch in range(1, mixing.epochs + 1):
             interrupts.check()
             began = time.perf_counter()
-            if pending is not None and mixing.epoch_scoring is not None:
-                done = shards.map(mixing.epoch_scoring, key, w, epoch, pending[1])
+            if pending is not None and scoring is not None:
+                done = shards.map(scoring, key, w, epoch, pending[1])
                 parts = [d[0] for d in done]
                 value = float(metric.score(ordered_sum([d[1] for d in done])))
                 record(pending[0], pending[1], value, pending[2], pending[3], pending[4])
@@ -153,13 +159,16 @@ def mix(
                 parts = shards.map(mixing.epoch, key, w, epoch)
             w, current, updates, loss = mixed_epoch(parts, mixing.select)
             timing["train"] += time.perf_counter() - began
-            if mixing.epoch_scoring is not None:
+            if fused:
                 pending = (epoch, current, time.perf_counter() - began, updates, loss)
                 continue
             value = score(current)
             record(epoch, current, value, time.perf_counter() - began, updates, loss)
-    except interrupts.Interrupted:
-        record_pending()
+    except BaseException:  # an interruption or a failure in epoch e + 1: epoch e's record and checkpoint first
+        try:
+            record_pending()
+        except Exception:  # it cannot be scored either: the first error is the one to report
+            pass
         raise
     record_pending()
     return run

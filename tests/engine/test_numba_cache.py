@@ -26,6 +26,8 @@ def test_the_package_stamp_follows_every_python_file(tmp_path: Path) -> None:
     assert numba_cache.package_stamp(str(tmp_path))[2] == 3_000
     (tmp_path / "sub" / "d.py").write_text("")
     assert numba_cache.package_stamp(str(tmp_path))[0] == 3
+    (tmp_path / ".#a.py").symlink_to("user@host.1:1")  # an editor's lock file: a dangling link, not counted
+    assert numba_cache.package_stamp(str(tmp_path))[0] == 3
 
 
 def test_the_package_kernels_carry_the_package_stamp_and_others_do_not() -> None:

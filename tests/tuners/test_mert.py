@@ -23,7 +23,7 @@ from hypertune.algorithms.envelope import (
     packed_envelopes,
 )
 from hypertune.cli import main
-from hypertune.errors import UsageError
+from hypertune.errors import GraphError, UsageError
 from hypertune.generate import random_hypergraph
 from hypertune.hypergraph import PackedGraphs, from_kbest
 from hypertune.metrics import BleuMetric
@@ -270,6 +270,13 @@ def test_compiled_kbest_surfaces_are_the_envelopes_statistics(seed):
                 strict=True,
             ):
                 assert a.tobytes() == b.tobytes()
+
+
+def test_kbest_surface_rows_refuses_tops_outside_their_lists():
+    offsets, intercepts, slopes, stats = np.array([0, 2, 3]), np.zeros(3), np.arange(3.0), np.ones((3, 5))
+    for tops in (np.array([0, 1]), np.array([2, 2]), np.array([0])):  # list 1's row is 2; one row per list
+        with pytest.raises(GraphError, match="tops must give one row of each list"):
+            kbest_surface_rows(offsets, intercepts, slopes, None, stats, tops)
 
 
 def rowwise_bleu(rows: np.ndarray, order: int, ibm: bool) -> np.ndarray:

@@ -188,3 +188,34 @@ def test_an_interrupted_fused_run_scores_the_epoch_it_trained():
         mix(shards, Mixing(prepare, epoch, stats, (start,), entry, 3, 0, epoch_scoring), start, records.append)
     assert [(e.iteration, e.score) for e in records] == [(1, 3.0), (2, 3.0)]
     assert not math.isnan(records[-1].seconds)
+
+
+class FailingShards(TwoShards):
+    """Shards whose third epoch call fails (a worker lost, a full disk): not an interruption."""
+
+    def map(self, function, *args):
+        if function in (epoch, epoch_scoring):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("worker lost")
+        return [function(shard, *args) for shard in self.shards]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "remote"])
+def test_a_failing_epoch_keeps_the_epoch_before_it_as_the_plain_loop_does(remote):
+    """Epoch 3 fails: epochs 1 and 2 are recorded and checkpointed, as without fused scoring; remote shards
+    (a cluster's, which a failure may take with it) are not fused at all."""
+    start = np.zeros(2)
+    outcomes = []
+    for scoring in (None, epoch_scoring):
+        shards = FailingShards()
+        shards.remote = remote  # type: ignore[attr-defined]
+        records: list[Iteration] = []
+        told: list[float] = []
+        with pytest.raises(RuntimeError, match="worker lost"):
+            mix(shards, Mixing(prepare, epoch, stats, (start,), entry, 3, 0, scoring), start, records.append,
+                lambda w, score, told=told: told.append(score))  # fmt: skip
+        calls = [number for shard in shards.shards for k in shard.state for number in shard.state[k]]
+        outcomes.append(([(e.iteration, e.score) for e in records], told, calls))
+    assert outcomes[0][:2] == outcomes[1][:2] == ([(1, 3.0), (2, 3.0)], [3.0])
+    assert bool(outcomes[1][2]) is not remote  # fused scoring ran on the local shards only
