@@ -15,8 +15,8 @@ PACKAGE = REPO / "hypertune"
 LAYERS = [
     ("choices", ["hypertune.choices"]),
     ("engine", ["hypertune.errors", "hypertune.interrupts", "hypertune.symbols", "hypertune.arrays",
-                "hypertune.compiled", "hypertune.numba_cache", "hypertune.weights", "hypertune.hypergraph", "hypertune.semirings",
-                "hypertune.algorithms", "hypertune.generate"]),
+                "hypertune.compiled", "hypertune.numba_cache", "hypertune.weights", "hypertune.hypergraph",
+                "hypertune.semirings", "hypertune.algorithms", "hypertune.generate"]),
     ("metrics", ["hypertune.metrics"]),
     ("formats", ["hypertune.formats"]),
     ("mbr", ["hypertune.mbr"]),
