@@ -14,7 +14,14 @@ from hypertune.hypergraph.building import (
     useful_edges,
 )
 from hypertune.hypergraph.packing import KbestLists, PackedGraphs, kbest_lattices, packed_kbest_lists, union
-from hypertune.hypergraph.structure import ANNOTATIONS, EDGE_ANNOTATIONS, Derivation, EdgeScores, Hypergraph
+from hypertune.hypergraph.structure import (
+    ANNOTATIONS,
+    EDGE_ANNOTATIONS,
+    Derivation,
+    EdgeScores,
+    Hypergraph,
+    pad_columns,
+)
 
 __all__ = [
     "ANNOTATIONS",
@@ -31,6 +38,7 @@ __all__ = [
     "from_networkx",
     "kbest_lattices",
     "packed_kbest_lists",
+    "pad_columns",
     "trim",
     "trimmed",
     "union",

@@ -353,12 +353,7 @@ class Hypergraph:
 
     def feature_matrix(self, width: int | None = None) -> sp.csr_matrix:
         """The features padded to ``width`` columns (default: the feature space's current size)."""
-        width = len(self.feature_space) if width is None else width
-        if self.features.shape[1] == width:
-            return self.features
-        return sp.csr_matrix(
-            (self.features.data, self.features.indices, self.features.indptr), shape=(self.num_edges, width)
-        )
+        return pad_columns(self.features, len(self.feature_space) if width is None else width)
 
     # ------------------------------------------------------------------ derivations
     def derivation_yield(self, derivation: Derivation) -> list[int]:
@@ -466,3 +461,11 @@ class Hypergraph:
     def __repr__(self) -> str:
         kind = "lattice" if self.is_lattice else "hypergraph"
         return f"<{kind}: {self.num_nodes} nodes, {self.num_edges} edges, {self.features.nnz} feature values>"
+
+
+def pad_columns(features: sp.csr_matrix, width: int) -> sp.csr_matrix:
+    """CSR ``features`` with ``width`` columns, sharing its arrays (``features`` itself when it has them): how a
+    feature matrix made when the feature space was smaller reads after the space has grown."""
+    if features.shape[1] == width:
+        return features
+    return sp.csr_matrix((features.data, features.indices, features.indptr), shape=(features.shape[0], width))

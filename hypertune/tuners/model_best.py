@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
 from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.arrays import offsets_from_counts
-from hypertune.hypergraph import PackedGraphs
+from hypertune.hypergraph import PackedGraphs, pad_columns
 from hypertune.tuners.corpus import TuningSet
 
 
@@ -44,7 +44,7 @@ class ModelBest:
             batch = tuning_set.batch
             assert batch is not None
             self.lists, self.others = list(range(len(batch))), []
-            self.list_features = _padded(batch.feature_rows(), width)
+            self.list_features = pad_columns(batch.feature_rows(), width)
             self.list_offsets = batch.list_offsets
             self.list_stats = tuning_set.batch_rows()
             self.size = self.list_stats.shape[1]  # the tuning set's stats_size, without making list 0's graph
@@ -87,10 +87,3 @@ def batch_arrays(tuning_set: TuningSet) -> bool:
     return (
         batch is not None and not tuning_set.metric.given_names and (batch.stats is not None or batch.words is not None)
     )
-
-
-def _padded(features: sp.csr_matrix, width: int) -> sp.csr_matrix:
-    """CSR ``features`` with ``width`` columns (the same arrays), as :meth:`Hypergraph.feature_matrix` pads."""
-    if features.shape[1] == width:
-        return features
-    return sp.csr_matrix((features.data, features.indices, features.indptr), shape=(features.shape[0], width))

@@ -25,6 +25,7 @@ from hypertune.hypergraph import (
     from_networkx,
     kbest_lattices,
     packed_kbest_lists,
+    pad_columns,
     trim,
     union,
 )
@@ -302,6 +303,13 @@ def test_every_field_survives_the_builder_and_trimming():
                                    source_covered=[1, 2, 3], edge_stats=[[1, 0], [2, 2], [0, 1]],
                                    edge_scores=EdgeScores(["q"], [[0.5], [0.25], [1.0]]))  # fmt: skip
     assert_fields(in_order, TRIMMED)
+
+
+def test_pad_columns_adds_empty_columns_sharing_the_arrays():
+    features = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    padded = pad_columns(features, 4)
+    assert padded.toarray().tolist() == [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]]
+    assert np.shares_memory(padded.data, features.data) and pad_columns(features, 2) is features
 
 
 def test_kbest_lists_packed_from_their_arrays_as_their_graphs_pack():
