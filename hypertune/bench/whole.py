@@ -34,15 +34,23 @@ from hypertune.bench.core import make_bench_corpus
 
 @dataclass(frozen=True)
 class Usage:
-    """What a whole command cost: wall and user-CPU seconds and peak resident memory (MB); the sum of the steps
-    of a pipeline run one after the other (the peak is the largest step's)."""
+    """What a whole command cost: wall, user-CPU and system-CPU seconds and peak resident memory (MB); the sum
+    of the steps of a pipeline run one after the other (the peak is the largest step's). System time counts: a
+    large NumPy array faults in transparent huge pages, which the kernel may compact memory for."""
 
     wall: float
     user: float
     peak_mb: float
+    system: float = 0.0
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.system
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.wall + other.wall, self.user + other.user, max(self.peak_mb, other.peak_mb))
+        return Usage(
+            self.wall + other.wall, self.user + other.user, max(self.peak_mb, other.peak_mb), self.system + other.system
+        )
 
 
 @dataclass(frozen=True)
@@ -54,8 +62,8 @@ class Step:
     stdout: str | None = None
 
 
-# Runs argv[2:] as its child and writes "wall user peak_kib" of that child to the file argv[1]. A measured command
-# is a grandchild of the bench: Linux carries the peak memory of the process that calls exec into the new
+# Runs argv[2:] as its child and writes "wall user peak_kib system" of that child to the file argv[1]. A measured
+# command is a grandchild of the bench: Linux carries the peak memory of the process that calls exec into the new
 # program's (``maxrss`` survives exec), so a direct child of a large bench process would report at least the
 # bench's size; this small interpreter's copy is all the child inherits.
 _WRAPPER = """
@@ -71,7 +79,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.monotonic() - started
 with open(sys.argv[1], "w") as report:
-    report.write(f"{wall} {usage.ru_utime} {usage.ru_maxrss}")
+    report.write(f"{wall} {usage.ru_utime} {usage.ru_maxrss} {usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -92,11 +100,11 @@ def measure(step: Step, cwd: str | None = None, env: dict[str, str] | None = Non
             handle.seek(0)
             text += handle.read().decode("utf-8", "replace")
         figures = report.read().split()
-    if code != 0 or len(figures) != 3:
+    if code != 0 or len(figures) != 4:
         raise RuntimeError(f"{' '.join(step.argv)} exited with {code}: {text.strip()[-1500:]}")
-    wall, user, peak_kib = (float(x) for x in figures)
+    wall, user, peak_kib, system = (float(x) for x in figures)
     peak_mb = peak_kib / (1024.0 * 1024.0) if sys.platform == "darwin" else peak_kib / 1024.0  # bytes on macOS
-    return Usage(wall, user, peak_mb), text
+    return Usage(wall, user, peak_mb, system), text
 
 
 # ---------------------------------------------------------------------- rows
@@ -228,10 +236,13 @@ def cdec_weights(path: str) -> list[str]:
     return [path + ".txt"]
 
 
-def _bleu_after(pattern: str) -> Callable[[str], float | None]:
+def _bleu_after(pattern: str, scale: float = 1.0) -> Callable[[str], float | None]:
+    """BLEU (as a fraction) from the last match of ``pattern`` in a command's output, printed ``scale`` times
+    the fraction."""
+
     def parse(output: str) -> float | None:
         found = re.findall(pattern, output)
-        return float(found[-1]) if found else None
+        return float(found[-1]) / scale if found else None
 
     return parse
 
@@ -356,9 +367,58 @@ def plan(shared_dir: str, workdir: str, folders: Sequence[str]) -> list[Row]:
         )
     )
 
+    rows.append(
+        Row(
+            "lattice MERT with the defaults, the same 200 hypergraphs (sparse features)",
+            "",
+            Side(
+                [
+                    hypertune(
+                        "mert",
+                        *graphs,
+                        "--refs",
+                        f"{hg}/ref",
+                        "--tokenize",
+                        "none",
+                        "--init",
+                        f"{hg}/dense",
+                        "--init",
+                        f"{hg}/sparse",
+                        "-o",
+                        o("lattice-mert.ht"),
+                        "--quiet",
+                    )
+                ],
+                bleu_from_output=_bleu_after(r"BLEU before [0-9.]+ after ([0-9.]+)", 100.0),
+            ),
+            note="BLEU as the command prints it",
+            runs=1,
+        )
+    )
+
     forests = Path(shared_dir) / "data" / "cdec" / "forests"
     start = o("cdec.weights")
     Path(start).write_text("".join(f"{name} {value}\n" for name, value in CDEC_WEIGHTS.items()))
+    rows.append(
+        Row(
+            "k-best extraction: `decode --kbest 100000`, cdec forest 1 (14,141 edges)",
+            "",
+            Side(
+                [
+                    hypertune(
+                        "decode",
+                        str(forests / "training_dpmert_test_data_1.json.gz"),
+                        "-w",
+                        start,
+                        "--kbest",
+                        "100000",
+                        "--out",
+                        o("kbest100000.txt"),
+                    )
+                ]
+            ),
+        )
+    )
     test_data = _find_folder(os.path.join("cdec", "src", "training", "dpmert", "test_data"), folders)
     rows.append(
         Row(
@@ -630,7 +690,8 @@ def _usage_text(runs: Sequence[Usage], bleu: float | None) -> str:
     walls = sorted(u.wall for u in runs)
     top = best(runs)
     spread = f" (of {len(runs)}: {_seconds(walls[0])}-{_seconds(walls[-1])})" if len(runs) > 1 else ""
-    text = f"{_seconds(top.wall)}{spread}, user {_seconds(top.user)}, {top.peak_mb:,.0f} MB"
+    cpu = f"user {_seconds(top.user)} + sys {_seconds(top.system)}"
+    text = f"{_seconds(top.wall)}{spread}, {cpu}, {top.peak_mb:,.0f} MB"
     return text + ("" if bleu is None else f", BLEU {100 * bleu:.2f}")
 
 
@@ -657,16 +718,14 @@ def header() -> str:
 
 
 def markdown(results: Sequence[Result]) -> str:
-    """The table: wall (best of the runs, their range), user CPU and peak memory of that run, BLEU, and
-    hypertune's over the anchor's wall and user CPU (of the best runs)."""
-    lines = ["| work | anchor | hypertune | ratio: wall, user CPU |", "|---|---|---|---|"]
+    """The table: wall (best of the runs, their range), user and system CPU and peak memory of that run, BLEU,
+    and hypertune's over the anchor's wall and CPU (user + system; of the best runs)."""
+    lines = ["| work | anchor | hypertune | ratio: wall, CPU |", "|---|---|---|---|"]
     for r in results:
         anchor = f"{r.anchor_name}: {_usage_text(r.anchor_runs, r.anchor_bleu)}" if r.anchor_runs else "—"
         if r.anchor_name and not r.anchor_runs:
             anchor = f"{r.anchor_name}: not built here"
-        ratio = (
-            "—" if r.ratio is None else f"{r.ratio:.2f}, {best(r.hypertune_runs).user / best(r.anchor_runs).user:.2f}"
-        )
+        ratio = "—" if r.ratio is None else f"{r.ratio:.2f}, {best(r.hypertune_runs).cpu / best(r.anchor_runs).cpu:.2f}"
         work = r.work + (f" ({r.note})" if r.note else "")
         lines.append(f"| {work} | {anchor} | {_usage_text(r.hypertune_runs, r.hypertune_bleu)} | {ratio} |")
     return "\n".join(lines)

@@ -51,7 +51,7 @@ def test_measure_connects_files_and_names_a_failing_command(tmp_path: Path) -> N
 
 
 def test_usage_of_a_pipeline_sums_times_and_keeps_the_largest_peak() -> None:
-    assert Usage(1.0, 0.5, 40.0) + Usage(2.0, 1.5, 30.0) == Usage(3.0, 2.0, 40.0)
+    assert Usage(1.0, 0.5, 40.0, 0.25) + Usage(2.0, 1.5, 30.0, 0.5) == Usage(3.0, 2.0, 40.0, 0.75)
 
 
 def _tool(path: Path, executable: bool = True) -> Path:
@@ -106,15 +106,15 @@ def test_the_table_gives_the_best_run_its_range_and_the_ratio() -> None:
     result = Result(
         "k-best MIRA",
         "Moses kbmira",
-        anchor_runs=[Usage(2.0, 1.5, 43.0), Usage(1.8, 1.4, 40.0)],
-        hypertune_runs=[Usage(0.9, 0.8, 1200.0)],
+        anchor_runs=[Usage(2.0, 1.5, 43.0, 0.0), Usage(1.8, 1.4, 40.0, 0.1)],
+        hypertune_runs=[Usage(0.9, 0.8, 1200.0, 0.4)],
         anchor_bleu=0.12,
         hypertune_bleu=0.125,
         note="one scorer",
     )
     assert markdown([result]).splitlines() == [
-        "| work | anchor | hypertune | ratio: wall, user CPU |",
+        "| work | anchor | hypertune | ratio: wall, CPU |",
         "|---|---|---|---|",
-        "| k-best MIRA (one scorer) | Moses kbmira: 1.8 s (of 2: 1.8 s-2.0 s), user 1.4 s, 40 MB, BLEU 12.00 "
-        "| 900 ms, user 800 ms, 1,200 MB, BLEU 12.50 | 0.50, 0.57 |",
+        "| k-best MIRA (one scorer) | Moses kbmira: 1.8 s (of 2: 1.8 s-2.0 s), user 1.4 s + sys 100 ms, 40 MB, "
+        "BLEU 12.00 | 900 ms, user 800 ms + sys 400 ms, 1,200 MB, BLEU 12.50 | 0.50, 0.80 |",
     ]
