@@ -101,6 +101,10 @@ class LineSearcher:
     lattices) or ``"semiring"`` (the inside pass in the envelope semiring). Both give the same envelopes.
     ``n_jobs`` threads (default: all cores) share the sentences. ``kbest_sweep=False`` treats k-best lists
     as the graphs they are instead of taking Och's batched sweep (for cross-checks).
+
+    One caller at a time: a searcher keeps its last point's intercepts and model-best rows and a slope buffer
+    between calls (its own threads share a call's sentences). A shard on a cluster has its own searcher, and
+    MERT's driver asks each shard one question at a time.
     """
 
     def __init__(
