@@ -24,14 +24,17 @@ split as ``str.split("\n")`` and ``str.split()`` split them, header numbers read
 values equal ``float()`` of their text, and the first bad line stops it with an :class:`InputError`
 naming the line. The file is read in pieces of whole blocks (:func:`_pieces`, about :data:`PIECE` bytes), so
 its text is never whole in memory: each piece's values go straight to the one array of the file's values
-(a dense file's feature block, a SCORESTAT file's statistics), its per-value codes are let go with it, and its
-errors name the line of the file, the first in the file's order as a reading of the whole file finds it.
+(a dense file's feature block, a SCORESTAT file's statistics), its other arrays are let go with it, and its
+errors name the line of the file, the first in the file's order as a reading of the whole file finds it. A
+line of nothing but plain numbers (the whole of a file without sparse features) is read in one pass over its
+bytes that writes only its values (:func:`_plain_row`); any other line is read token by token (:func:`_row`).
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import mmap
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -270,11 +273,12 @@ class _Scanned(NamedTuple):
     where the digits after ``_TXT_BEGIN_`` are, the id of its names (FEATURES) or metric (SCORES) text in
     the header table, its first hypothesis and first value, where its END line ends, and how many sparse
     names the name table held after it; ``numbers``: sid, number of hypotheses and of columns. Per
-    hypothesis: how many values it has. Per value: its value and ``-(k + 1)`` for dense column ``k`` or
-    the id of its sparse name. ``flagged`` lists the values the exact fast path left to ``float()``:
-    (value index, start, end, name id or ``-(k + 1)``). ``sizes`` = complete blocks, hypotheses, values,
-    flagged, and the byte where the next block is looked for (where a scan resumes). ``error`` = code
-    (0: none), start and end byte of the offending text, and a number the message needs."""
+    hypothesis: how many values it has. Per value: its value, and for a sparse value (one after a line's dense
+    columns) the id of its name (a dense value's column is its place in the line). ``flagged`` lists the values
+    the exact fast path left to ``float()``: (value index, start, end, name id or ``-(k + 1)``). ``sizes`` =
+    complete blocks, hypotheses, values, flagged, and the byte where the next block is looked for (where a scan
+    resumes). ``error`` = code (0: none), start and end byte of the offending text, and a number the message
+    needs."""
 
     blocks: np.ndarray
     numbers: np.ndarray
@@ -411,6 +415,45 @@ def _number_token(buf, j, end):  # pragma: no cover - compiled
 
 
 @_inline
+def _plain_row(buf, j, n, values, f, columns):  # pragma: no cover - compiled
+    """Where the hypothesis line at ``j`` ends when it is ``columns`` numbers that :func:`_number_token`'s fast
+    path reads, separated by spaces (the common line: no sparse feature, nothing to flag or check), with
+    their values, computed as that fast path computes them, written to ``values[f:f + columns]``; -1 for any
+    other line, which :func:`_row` then reads from its start."""
+    for k in range(columns):
+        while j < n and buf[j] == 32:
+            j += 1
+        negative = j < n and buf[j] == 45
+        if negative:
+            j += 1
+        significand = 0
+        digits = 0
+        fraction = 0
+        dot = False
+        while j < n:
+            c = np.int64(buf[j])
+            if c >= 48 and c <= 57:
+                significand = significand * 10 + (c - 48)
+                digits += 1
+                if dot:
+                    fraction += 1
+            elif c == 46 and not dot:
+                dot = True
+            else:
+                break
+            j += 1
+        if digits == 0 or digits > 15 or (j < n and buf[j] != 32 and buf[j] != 10):
+            return -1
+        x = float(significand)
+        if fraction:
+            x = x / _EXACT_POWERS[fraction]
+        values[f + k] = -x if negative else x
+    while j < n and buf[j] == 32:
+        j += 1
+    return j if j == n or buf[j] == 10 else -1
+
+
+@_inline
 def _flag(out, f, start, end, name):  # pragma: no cover - compiled
     """Leave value ``f`` (the text ``buf[start:end]``) to ``float()``."""
     k = out.sizes[3]
@@ -437,8 +480,7 @@ def _row(buf, out, names, line, end, columns, features):  # pragma: no cover - c
                 if _last_equals(buf, s, e) >= 0:
                     return fail(out.error, _FIELDS, line, end, _tokens(buf, line, end))
                 _flag(out, f, s, e, -(k + 1))
-            codes[f] = -(k + 1)
-            values[f] = value
+            values[f] = value  # dense column k: its code is its place in the line (see _columns)
         else:
             s, e = next_token(buf, j, end, False)
             if s == end:
@@ -542,6 +584,14 @@ def _scan(buf, out, names, texts, features, digits, given):  # pragma: no cover 
         for r in range(count):
             if pos > n:
                 return fail(out.error, _COUNT, n + 1, n + 1, r)
+            if columns:
+                end = _plain_row(buf, pos, n, out.values, sizes[2], columns)
+                if end >= 0:
+                    sizes[2] += columns
+                    out.value_counts[sizes[1]] = columns
+                    sizes[1] += 1
+                    pos = end + 1
+                    continue
             line = pos
             end, marked = _line_end(buf, pos, n)
             s, e = next_token(buf, line, end, False)
@@ -614,7 +664,7 @@ def _arrays(blocks: int, lines: int, tokens: int, values: np.ndarray) -> _Scanne
         blocks=np.zeros((blocks, 9), np.int64),
         numbers=np.zeros((blocks, 3), np.int64),
         value_counts=np.zeros(lines, np.int64),
-        features=np.empty(tokens, np.int32),  # codes: a name's table id, or -(column + 1)
+        features=np.empty(tokens, np.int32),  # a sparse value's name: its table id (a dense value has none)
         values=values,
         flagged=np.empty((tokens, 4), np.int64),
         sizes=np.zeros(5, np.int64),
@@ -717,11 +767,26 @@ def _unreadable(error: OSError, path: str, what: str) -> InputError:
     return InputError(f"cannot read the {what} ({error.strerror or error})", path)
 
 
+def _small_pages(size: int, dtype: np.dtype | type) -> np.ndarray:
+    """``np.empty(size, dtype)``, but from a mapping of its own when large, which the kernel fills with small
+    pages as they are first written. numpy advises huge pages for a large array, and the first write to each
+    huge page makes the kernel find (compact, clear) 2 MB at once: for the 190 MB that a 10,000 x 100
+    FEATSTAT/SCORESTAT pair gives, 0.1-0.6 s of system time, varying with the machine's memory, against a
+    steady 0.15 s in small pages (docs/performance.md)."""
+    width = np.dtype(dtype).itemsize
+    if size * width < _MAPPED:
+        return np.empty(size, dtype)
+    return np.frombuffer(mmap.mmap(-1, size * width), dtype)  # unmapped when the last view goes
+
+
+_MAPPED = 1 << 22  # numpy advises huge pages from 4 MiB on
+
+
 class _Growing:
     """An array filled piece after piece: made, once a piece has shown how many entries a byte of the file
-    gives, as large as the whole file foretells and an eighth more (pages of ``np.empty`` that are never
-    written take no memory), so that the filled entries are copied once, and only those of the first piece;
-    a compressed file (whose size says nothing) doubles it as it fills."""
+    gives, as large as the whole file foretells and an eighth more (pages that are never written take no
+    memory: :func:`_small_pages`), so that the filled entries are copied once, and only those of the first
+    piece; a compressed file (whose size says nothing) doubles it as it fills."""
 
     def __init__(self, dtype: type) -> None:
         self.array: np.ndarray = np.empty(0, dtype)
@@ -732,7 +797,7 @@ class _Growing:
         want = self.size + needed
         if want > self.array.size:
             guess = self.size * total // done if total and done else 2 * self.array.size
-            array = np.empty(max(want, guess + guess // 8), self.array.dtype)
+            array = _small_pages(max(want, guess + guess // 8), self.array.dtype)
             array[: self.size] = self.array[: self.size]
             self.array = array
         return self.array[self.size : want]
@@ -977,17 +1042,17 @@ def _set_stats(graphs: list[Hypergraph], per_graph: list[np.ndarray] | None) -> 
 
 
 @_jit
-def _columns(codes, value_counts, hypotheses, first, table, sparse):  # pragma: no cover - compiled
-    """The feature column of every value: ``sparse[code]`` for a sparse name, else dense column ``k`` of its
-    block's names, ``table[first[block] + k]``."""
+def _columns(codes, value_counts, hypotheses, widths, first, table, sparse):  # pragma: no cover - compiled
+    """The feature column of every value: the ``k``-th value of a line, for ``k`` below its block's number of
+    dense columns (``widths``), is dense column ``k`` of its block's names, ``table[first[block] + k]``; each
+    later one is the sparse name ``sparse[codes[value]]``."""
     out = np.empty(codes.size, np.int64)
     f = h = 0
     for b in range(hypotheses.size):
-        base = first[b] - 1
+        base = first[b]
         for _ in range(hypotheses[b]):
-            for _ in range(value_counts[h]):
-                code = codes[f]
-                out[f] = sparse[code] if code >= 0 else table[base - code]
+            for k in range(value_counts[h]):
+                out[f] = table[base + k] if k < widths[b] else sparse[codes[f]]
                 f += 1
             h += 1
     return out
@@ -1064,6 +1129,7 @@ class _Features:
             out.features[:num_values],
             value_counts,
             out.numbers[:blocks, 1],
+            out.numbers[:blocks, 2],
             starts[text_ids],
             np.concatenate([*table, np.zeros(0, np.int64)]),
             sparse,
