@@ -229,17 +229,26 @@ def default_file_mode() -> int:
 def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file and a rename: never a
     half-written file. The file keeps the permissions of the file it replaces, else gets those a plain ``open``
-    would give (umask)."""
+    would give (umask). A symbolic link stays: the file it points to is replaced. A path that is no regular
+    file (``/dev/stdout``, ``/dev/null``, a named pipe) has nothing to replace and is written into."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     name = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(name))
     try:
-        mode = stat.S_IMODE(os.stat(name).st_mode)
+        status: os.stat_result | None = os.stat(name)  # through links
     except OSError:
-        mode = default_file_mode()
+        status = None
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        with open(name, "wb") as stream:
+            stream.write(data)
+        return
+    if os.path.islink(name):
+        name = os.path.realpath(name)
+    directory = os.path.dirname(os.path.abspath(name))
+    mode = stat.S_IMODE(status.st_mode) if status is not None else default_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+            handle.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, name)
     except BaseException as error:

@@ -1,0 +1,50 @@
+"""``write_atomically`` (formats/io.py): what it replaces and what it writes into. A path that is a symbolic
+link keeps its link; a path that is no regular file (a named pipe here; ``/dev/stdout`` in use) is written
+into, never replaced by a regular file (it once renamed its temporary file over ``/dev/stdout``)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from hypertune.formats.io import write_atomically
+
+
+def test_a_regular_file_is_replaced_whole_and_keeps_its_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "weights.txt"
+    target.write_text("old old old\n")
+    target.chmod(0o640)
+    write_atomically(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["weights.txt"]  # no temporary file left
+
+
+def test_a_symbolic_link_stays_and_its_file_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    real = tmp_path / "runs" / "weights.1"
+    real.write_text("old\n")
+    link = tmp_path / "weights"
+    link.symlink_to(Path("runs") / "weights.1")
+    write_atomically(link, b"new\n")
+    assert link.is_symlink() and os.readlink(link) == os.path.join("runs", "weights.1")
+    assert real.read_text() == "new\n"
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["weights.1"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
+    pipe = tmp_path / "out"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    write_atomically(pipe, "line one\nline two\n")
+    reader.join(timeout=30)
+    assert received == [b"line one\nline two\n"]
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
