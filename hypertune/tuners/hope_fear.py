@@ -34,7 +34,7 @@ strings with the tuning set's metric. ``<s>`` and ``</s>`` are not words, here a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import numpy as np
@@ -49,7 +49,9 @@ from hypertune.metrics.base import SENTENCE_END, SENTENCE_START, sentence_marker
 from hypertune.metrics.gains import Gain, gain_value
 from hypertune.tuners.corpus import TuningSet
 from hypertune.tuners.model_best import model_best_rows
-from hypertune.tuners.ngram_edges import NgramEdges
+
+if TYPE_CHECKING:
+    from hypertune.tuners.ngram_edges import NgramEdges
 
 BLEU_RATIO = 5.0
 """Moses's safe-hope bound: the model score may not outweigh BLEU by more than this factor."""
@@ -594,6 +596,8 @@ class HopeFearDecoder:
         if gain.kind != "linear":
             raise UsageError("exact hope/fear search needs the linear BLEU gain (it decomposes over n-grams)")
         if data.split is None or data.gram_gains is None:
+            from hypertune.tuners.ngram_edges import NgramEdges  # the exact search only (k-best lists import none)
+
             split = NgramEdges.of(self.tuning_set, sentence, self.max_order, self.skip.tolist())
             # column 0: words an edge creates (c1); column n: its n-grams found in a reference (unclipped m_n)
             data.split, data.gram_gains = split, np.column_stack([split.counts[:, 0], split.unclipped_matches()])

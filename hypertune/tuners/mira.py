@@ -49,7 +49,6 @@ from hypertune.tuners.mira_options import MiraOptions
 from hypertune.tuners.mixing import Mixing, mix
 from hypertune.tuners.model_best import ModelBest, model_best_rows
 from hypertune.tuners.passive_aggressive import pa_step_size
-from hypertune.tuners.pruning import prune_tuning_set
 from hypertune.tuners.shards import LocalShards, Shard, Shards, ordered_sum
 from hypertune.weights import Weights
 
@@ -76,7 +75,10 @@ class EpochSummary(Iteration):
 @dataclass
 class MiraResult(TuningResult):
     """:class:`TuningResult` with the averaged weights of the best epoch, which epoch that was, the mode
-    that ran (``nbest`` or ``hypergraph``) and the time spent in each phase."""
+    that ran (``nbest`` or ``hypergraph``) and the time spent in each phase (``timing``: seconds of ``setup``,
+    ``train``, ``evaluate``, with pruning ``prune``, from the command ``load`` and ``total``; k-best epochs
+    evaluate the epoch before them in their own pass, so ``evaluate`` counts only the evaluations run on their
+    own and ``evaluations_in_train`` how many ran inside ``train``: :class:`~hypertune.tuners.mixing.Mixed`)."""
 
     best_epoch: int = 0
     mode: str = "nbest"
@@ -101,14 +103,24 @@ def _prefetch_range(array, lo, hi, step):  # pragma: no cover - compiled
 
 
 @helper_jit
+def _prefetch_lines(array, q, stop):  # pragma: no cover - compiled
+    """:func:`~hypertune.compiled.prefetch` entries ``q, q + 8, ...`` below ``stop`` of a C-contiguous float64
+    ``array`` (a cache line apart); returns where the next call goes on, so calls that continue one another reach
+    every line from the first ``q`` on but the last (:func:`_prefetch_range` adds it)."""
+    while q < stop:
+        prefetch(array, q)
+        q += 8
+    return q
+
+
+@helper_jit
 def _prefetch_sentence(s, rows, distinct, width):  # pragma: no cover - compiled
-    """Bring sentence ``s``'s rows and distinct statistics towards the cache before the epoch reaches it: the
+    """Bring sentence ``s``'s CSR rows and distinct statistics towards the cache before the epoch reaches it: the
     epoch visits sentences in a random order, and each visit's first touches of these arrays would otherwise wait
-    on memory one after another."""
+    on memory one after another. Dense rows are not asked for here: :func:`_scores` asks for them a few lines at a
+    time between its groups of rows (all at once, the requests would wait on one another, not on the work)."""
     lo, hi = rows.offsets[s], rows.offsets[s + 1]
-    if rows.blocks.size > 0:
-        _prefetch_range(rows.blocks, width * lo, width * hi, 8)
-    else:
+    if rows.blocks.size == 0:
         _prefetch_range(rows.data, rows.indptr[lo], rows.indptr[hi], 8)
         _prefetch_range(rows.indices, rows.indptr[lo], rows.indptr[hi], 8)
     _prefetch_range(distinct.group, lo, hi, 16)
@@ -119,6 +131,20 @@ def _prefetch_sentence(s, rows, distinct, width):  # pragma: no cover - compiled
     v_lo, v_hi = distinct.value_offsets[s], distinct.value_offsets[s + 1]
     _prefetch_range(distinct.values, v_lo, v_hi, 8)
     _prefetch_range(distinct.value_columns, v_lo, v_hi, 8)
+
+
+@helper_jit
+def _prefetch_pages(s, rows, width):  # pragma: no cover - compiled
+    """One line of every 4 KB page of sentence ``s``'s rows asked for (:func:`_prefetch_range` a page apart), two
+    visits before the epoch reaches it: where the rows lie in pages of 4 KB (not huge pages), each visit would
+    otherwise begin by walking the page tables for each page of its rows, one after another, while
+    :func:`_scores` asks for the lines themselves one visit ahead."""
+    lo, hi = rows.offsets[s], rows.offsets[s + 1]
+    if rows.blocks.size > 0:
+        _prefetch_range(rows.blocks, width * lo, width * hi, 512)
+    else:
+        _prefetch_range(rows.data, rows.indptr[lo], rows.indptr[hi], 512)
+        _prefetch_range(rows.indices, rows.indptr[lo], rows.indptr[hi], 512)
 
 
 @_jit
@@ -156,16 +182,20 @@ def _averaged(w, totals, last, state):  # pragma: no cover - compiled
     return (totals + (steps - last) * w) / (steps + 1.0)
 
 
-@_jit
-def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
+@helper_jit
+def _scores(lo, hi, rows, width, w, out, ahead_lo, ahead_hi):  # pragma: no cover - compiled
     """``out[i] = w . h(lo + i)`` for the rows ``lo:hi`` of a sentence, each summed over its features in column
     order. The dense rows (:func:`_dense_blocks`, or a dense batch's own), when there are, add the zeros too
-    (``x + 0 == x``: the same sums)."""
+    (``x + 0 == x``: the same sums); between their groups of four rows, the entries ``ahead_lo:ahead_hi`` of the
+    block (the next sentence's rows) are asked for, four rows' worth at a time (:func:`_prefetch_lines`), so that
+    memory brings them while the sums are worked out."""
     blocks, indptr, indices, data = rows.blocks, rows.indptr, rows.indices, rows.data
     n = hi - lo
     if blocks.size > 0:  # row after row, as the block lies in memory (one streaming read); each sum in column order
         i = 0
+        q = _prefetch_first(blocks, ahead_lo, ahead_hi)
         while i + 4 <= n:
+            q = _prefetch_lines(blocks, q, min(q + 4 * width, ahead_hi))
             a = width * (lo + i)
             out[i], out[i + 1], out[i + 2], out[i + 3] = _four_scores(
                 a, a + width, a + 2 * width, a + 3 * width, width, blocks, w
@@ -173,6 +203,7 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
             i += 4
         for t in range(i, n):
             out[t] = _dense_score(width * (lo + t), width, blocks, w)
+        _prefetch_lines(blocks, q, ahead_hi)
     else:
         for i in range(n):
             r = lo + i
@@ -183,17 +214,20 @@ def _scores(lo, hi, rows, width, w, out):  # pragma: no cover - compiled
 
 
 @helper_jit
-def _scores_pair(lo, hi, rows, width, w, v, out, out_v):  # pragma: no cover - compiled
-    """:func:`_scores` of the rows ``lo:hi`` under ``w`` into ``out`` and under ``v`` into ``out_v``; dense rows read
-    once, four at a time, eight independent sums (each as :func:`_dense_score` adds it)."""
+def _scores_pair(lo, hi, rows, width, w, v, out, out_v, ahead_lo, ahead_hi):  # pragma: no cover - compiled
+    """:func:`_scores` of the rows ``lo:hi`` under ``w`` into ``out`` and under ``v`` into ``out_v`` (the block's
+    entries ``ahead_lo:ahead_hi`` asked for as there); dense rows read once, four at a time, eight independent
+    sums (each as :func:`_dense_score` adds it)."""
     blocks = rows.blocks
     n = hi - lo
     if blocks.size == 0:
-        _scores(lo, hi, rows, width, w, out)
-        _scores(lo, hi, rows, width, v, out_v)
+        _scores(lo, hi, rows, width, w, out, 0, 0)
+        _scores(lo, hi, rows, width, v, out_v, 0, 0)
         return
     i = 0
+    q = _prefetch_first(blocks, ahead_lo, ahead_hi)
     while i + 4 <= n:
+        q = _prefetch_lines(blocks, q, min(q + 4 * width, ahead_hi))
         a = width * (lo + i)
         x0 = x1 = x2 = x3 = y0 = y1 = y2 = y3 = 0.0
         for j in range(width):
@@ -212,6 +246,16 @@ def _scores_pair(lo, hi, rows, width, w, v, out, out_v):  # pragma: no cover - c
     for t in range(i, n):
         out[t] = _dense_score(width * (lo + t), width, blocks, w)
         out_v[t] = _dense_score(width * (lo + t), width, blocks, v)
+    _prefetch_lines(blocks, q, ahead_hi)
+
+
+@helper_jit
+def _prefetch_first(blocks, ahead_lo, ahead_hi):  # pragma: no cover - compiled
+    """The start of :func:`_scores`'s requests for the entries ``ahead_lo:ahead_hi``: their last line (which the
+    steps of :func:`_prefetch_lines` may not reach) asked for at once."""
+    if ahead_hi > ahead_lo:
+        prefetch(blocks, ahead_hi - 1)
+    return ahead_lo
 
 
 @helper_jit
@@ -312,18 +356,24 @@ def _kbest_epoch(
     model = np.empty(longest if evaluating else 0)
     chosen[:] = -1
     for k in range(order_idx.size):
+        ahead_lo = ahead_hi = 0  # the next sentence's dense rows, asked for while this one's are scored
         if k + 1 < order_idx.size:
-            _prefetch_sentence(order_idx[k + 1], rows, distinct, width)
+            t = order_idx[k + 1]
+            _prefetch_sentence(t, rows, distinct, width)
+            ahead_lo, ahead_hi = width * offsets[t], width * offsets[t + 1]
+        if k + 2 < order_idx.size:
+            _prefetch_pages(order_idx[k + 2], rows, width)
         s = order_idx[k]
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
         if n == 0:
+            _prefetch_range(blocks, ahead_lo, ahead_hi, 8)
             continue
         if evaluating:
-            _scores_pair(lo, hi, rows, width, w, evaluate, scores, model)
+            _scores_pair(lo, hi, rows, width, w, evaluate, scores, model, ahead_lo, ahead_hi)
             chosen[s] = lo + _first_highest(model, n)
         else:
-            _scores(lo, hi, rows, width, w, scores)
+            _scores(lo, hi, rows, width, w, scores, ahead_lo, ahead_hi)
         if code == BACKGROUND:
             background_bleu_distinct(s, distinct, background, max_order, logs, nonpositive, group_gains)
         for i in range(n):
@@ -377,7 +427,7 @@ def _first_highest(scores, n):  # pragma: no cover - compiled
     return best
 
 
-@_jit
+@helper_jit
 def _add_row(sign, r, rows, width, mark, dense, touched, m):  # pragma: no cover - compiled
     """``dense += sign * h(r)`` over row ``r``'s stored entries (a dense batch's: its ``width`` columns in
     order), each column met for the first time marked and listed in ``touched[m:]``; the new ``m``."""
@@ -480,7 +530,7 @@ def _kbest_model_stats(rows, w, scored):  # pragma: no cover - compiled
         lo, hi = offsets[s], offsets[s + 1]
         out = scores[bounds[count] :]
         if not (keep and _candidates(s, lo, hi, blocks, width, w, scored, out)):
-            _scores(lo, hi, rows, width, w, out)
+            _scores(lo, hi, rows, width, w, out, 0, 0)
             if keep:
                 _keep_scores(s, lo, hi, out, scored, now, blocks, width)
         bounds[count + 1] = bounds[count] + hi - lo
@@ -566,7 +616,7 @@ def _first_equal(
     and ``data_bits`` are the bits of ``stats`` and ``data`` (uint64 views, :func:`_bits`: no copy), a zero of
     either sign hashed as +0.0's, since ``-0.0 == 0.0``.
 
-    Rows are found by a 63-bit hash of their content in the project's key table
+    Rows are found by a 63-bit hash of their content (:func:`_entry_hash`) in the project's key table
     (:func:`hypertune.compiled.insert_key`), one sentence at a time; a hash shared by different rows (a
     collision) moves on to the next key, so rows are always compared, never merged by hash alone."""
     rows = stats.shape[0]
@@ -582,21 +632,19 @@ def _first_equal(
     row_of = np.empty(1 << bits, dtype=np.int64)
     used = np.empty(longest, dtype=np.int64)
     mask, shift = (1 << bits) - 1, np.uint64(64 - bits)
-    prime = np.uint64(1099511628211)
-    zero = np.uint64(0)
+    size = stats.shape[1]
     distinct = 0
     for s in range(offsets.size - 1):
         count = 0
         for r in range(offsets[s], offsets[s + 1]):
-            h = np.uint64(14695981039346656037)
-            for j in range(stats.shape[1]):
-                h = (h ^ (stat_bits[r, j] if stats[r, j] != 0.0 else zero)) * prime
+            h = np.uint64(0)
+            for j in range(size):
+                h += _entry_hash(stat_bits[r, j], j)
             if with_features:
                 start, stop = _row_span(r, indptr, width)
                 for k in range(start, stop):
-                    if data[k] != 0.0:
-                        h = (h ^ np.uint64(_column(k, start, indptr, indices))) * prime
-                        h = (h ^ data_bits[k]) * prime
+                    h += _entry_hash(data_bits[k], size + _column(k, start, indptr, indices))
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finish: every bit counts
             key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
                 slot = insert_key(keys, 0, mask, shift, key)
@@ -617,7 +665,17 @@ def _first_equal(
     return keep if distinct == rows else keep[:distinct].copy()
 
 
-@_jit
+@helper_jit
+def _entry_hash(bits, column):  # pragma: no cover - compiled
+    """A row's entry in :func:`_first_equal`'s hash: the value's bits (a zero of either sign as +0.0's, so a zero
+    adds nothing: a stored zero is no entry) times an odd number of its column. A row's hash is the sum of its
+    entries', independent products that the processor works out side by side, where a chain of multiplications
+    would wait on each one; equal rows have equal sums, and a collision costs only a comparison."""
+    value = bits if bits << np.uint64(1) != np.uint64(0) else np.uint64(0)
+    return value * (np.uint64(2 * column + 1) * np.uint64(0x9E3779B97F4A7C15))
+
+
+@helper_jit
 def _row_span(r, indptr, width):  # pragma: no cover - compiled
     """Where row ``r``'s stored entries are: CSR's ``indptr``, or ``width`` columns a row when it is empty (dense
     row-major rows); :func:`_column` gives each entry's column. The one place a row is found either way."""
@@ -630,7 +688,7 @@ def _column(k, start, indptr, indices):  # pragma: no cover - compiled
     return indices[k] if indptr.size else k - start
 
 
-@_jit
+@helper_jit
 def _rows_equal(a, b, indptr, indices, data, stats, with_features, width):  # pragma: no cover - compiled
     for j in range(stats.shape[1]):
         if stats[a, j] != stats[b, j]:
@@ -927,6 +985,8 @@ class _MiraShard:
         tuning_set = shard.tuning_set
         began = time.perf_counter()
         if mode == "hypergraph" and options.prune_density:
+            from hypertune.tuners.pruning import prune_tuning_set  # graphs only: k-best lists import no search
+
             tuning_set = prune_tuning_set(tuning_set, Weights.from_vector(tuning_set.feature_space, w),
                                           options.prune_density)  # fmt: skip
         self.prune_seconds = time.perf_counter() - began

@@ -65,8 +65,11 @@ class Mixing:
 class Mixed:
     """A run of :func:`mix`, before its weights are finished: the ``start`` weights and their score on the
     shards, the history, the best epoch's mixed (averaged) weights and score, what every shard's ``prepare``
-    returned, ``score`` (a vector's corpus metric on the shards), the time spent in ``setup``, ``train`` and
-    ``evaluate``, and whether ``checkpoint`` was told of found weights (``reported``)."""
+    returned, ``score`` (a vector's corpus metric on the shards), ``timing`` and whether ``checkpoint`` was told of
+    found weights (``reported``). ``timing`` holds the seconds spent in ``setup`` (the shards' ``prepare``),
+    ``train`` (the epochs) and ``evaluate`` (the evaluations run on their own), and ``evaluations_in_train``: how
+    many evaluations ran inside the epochs' passes instead (``Mixing.epoch_scoring``), their time in ``train``
+    (with it, only the start weights' and the last epoch's are on their own)."""
 
     start: np.ndarray
     score_before: float
@@ -104,7 +107,7 @@ def mix(
     epoch changes and scores better than the start. A deferred signal stops the run between epochs
     (:func:`hypertune.interrupts.check`). The same shards and seed give the same run, in one process or on a
     cluster: the shards' parts are combined in shard order."""
-    timing = {"setup": 0.0, "train": 0.0, "evaluate": 0.0}
+    timing = {"setup": 0.0, "train": 0.0, "evaluate": 0.0, "evaluations_in_train": 0.0}  # (see Mixed)
     key = f"{mixing.prepare.__module__}:{uuid.uuid4().hex}"
     began = time.perf_counter()
     prepared = shards.map(mixing.prepare, key, *mixing.setup)
@@ -153,6 +156,7 @@ def mix(
                 done = shards.map(scoring, key, w, epoch, pending[1])
                 parts = [d[0] for d in done]
                 value = float(metric.score(ordered_sum([d[1] for d in done])))
+                timing["evaluations_in_train"] += 1
                 record(pending[0], pending[1], value, pending[2], pending[3], pending[4])
                 pending = None
             else:

@@ -8,7 +8,6 @@ import numpy as np
 import scipy.sparse as sp
 
 import hypertune.numba_cache  # noqa: F401  # first: the kernels' cache stamps cover the whole package
-from hypertune.algorithms.viterbi import viterbi_yields
 from hypertune.arrays import offsets_from_counts
 from hypertune.hypergraph import PackedGraphs, pad_columns
 from hypertune.tuners.corpus import TuningSet
@@ -68,6 +67,8 @@ class ModelBest:
             rows = model_best_rows(np.ascontiguousarray(self.list_features @ w), self.list_offsets)
             out[self.lists] = self.list_stats[rows]
         if self.others:
+            from hypertune.algorithms.viterbi import viterbi_yields  # graphs only: the k-best path imports no search
+
             words, offsets = viterbi_yields(self.packed, self.graph_features @ w)
             sentences = np.asarray(self.others, dtype=np.int64)
             out[self.others] = self.tuning_set.batch_stats(words, offsets, sentences)
