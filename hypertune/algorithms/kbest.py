@@ -31,13 +31,14 @@ from hypertune.weights import Weights
 @dataclass(frozen=True)
 class KBestList:
     """A graph's k best derivations as flat arrays: derivation ``i`` has score ``scores[i]``, edges in
-    pre-order ``edges[edge_offsets[i]:edge_offsets[i + 1]]``, word ids ``words[word_offsets[i]:...]`` and
-    the nonzero entries of its feature vector, by column, ``columns``/``values[feature_offsets[i]:...]``."""
+    pre-order ``edges[edge_offsets[i]:edge_offsets[i + 1]]`` (both ``None`` when made without edges),
+    word ids ``words[word_offsets[i]:...]`` and the nonzero entries of its feature vector, by column,
+    ``columns``/``values[feature_offsets[i]:...]``."""
 
     hg: Hypergraph
     scores: np.ndarray
-    edges: np.ndarray
-    edge_offsets: np.ndarray
+    edges: np.ndarray | None
+    edge_offsets: np.ndarray | None
     words: np.ndarray
     word_offsets: np.ndarray
     columns: np.ndarray
@@ -48,6 +49,8 @@ class KBestList:
         return int(self.scores.size)
 
     def derivation(self, i: int) -> Derivation:
+        if self.edges is None or self.edge_offsets is None:
+            raise ValueError("this k-best list was made without edges (edges=False): no derivation trees")
         return self.hg.derivation_from_edges(self.edges[self.edge_offsets[i] : self.edge_offsets[i + 1]])
 
     def word_list(self, i: int) -> list[str]:
@@ -103,8 +106,9 @@ class LazyKBest:
         """Whether ``node`` has at least ``k`` derivations (distinct strings with ``unique``)."""
         return int(self._state(node, k)[6][node]) >= k
 
-    def packed(self, k: int, node: int | None = None) -> KBestList:
-        """Up to ``k`` best derivations of ``node`` (default: the goal) as a :class:`KBestList`."""
+    def packed(self, k: int, node: int | None = None, edges: bool = True) -> KBestList:
+        """Up to ``k`` best derivations of ``node`` (default: the goal) as a :class:`KBestList`; without
+        ``edges``, no pre-order edges (no derivation trees; less memory)."""
         from hypertune.algorithms._kbest_kernels import describe
 
         hg = self.hg
@@ -115,8 +119,10 @@ class LazyKBest:
         features = hg.features
         arrays = describe(
             roots, hg.tails, hg.tail_offsets, hg.target_offsets, hg.target, features.indptr, features.indices,
-            features.data, features.shape[1], state,
+            features.data, features.shape[1], state, bool(edges),
         )  # fmt: skip
+        if not edges:
+            arrays = (None, None, *arrays[2:])
         return KBestList(hg, c_score[roots], *arrays)
 
     def derivation(self, node: int, rank: int) -> Derivation:
@@ -143,11 +149,12 @@ class LazyKBest:
             rank, k = len(found), 2 * k
 
 
-def kbest_list(hg: Hypergraph, weights: Weights, k: int, unique: bool = False) -> KBestList:
-    """The ``k`` best derivations under ``weights`` (fewer if the graph has fewer) as flat arrays."""
+def kbest_list(hg: Hypergraph, weights: Weights, k: int, unique: bool = False, edges: bool = True) -> KBestList:
+    """The ``k`` best derivations under ``weights`` (fewer if the graph has fewer) as flat arrays (without
+    ``edges``: no pre-order edges, see :meth:`LazyKBest.packed`)."""
     if k < 1:
         raise ValueError("k must be at least 1")
-    return LazyKBest(hg, weights.edge_scores(hg), unique=unique).packed(k)
+    return LazyKBest(hg, weights.edge_scores(hg), unique=unique).packed(k, edges=edges)
 
 
 def kbest(hg: Hypergraph, weights: Weights, k: int, unique: bool = False) -> list[ScoredDerivation]:

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.kbest == 1 and not args.unique:
             best = [viterbi(hg, weights)]
         else:  # flat arrays; text and feature dictionaries only where an output needs them
-            best = kbest_list(hg, weights, args.kbest, unique=args.unique)
+            best = kbest_list(hg, weights, args.kbest, unique=args.unique, edges=False)
         row: dict[str, Any] = {"graph": i, "sentence": sid, "derivations": best}
         if args.expectations:
             names = hg.feature_space.names
@@ -226,6 +226,21 @@ def _checked(ids: Any, texts: list[str], check: Any, *what: str) -> None:
         raise
 
 
+def _number_table(values: Any) -> tuple[Any, Any]:
+    """:func:`~hypertune.formats._common.format_number`'s text of each of ``values`` (float64) as a
+    :func:`_table` (:func:`~hypertune.formats._common.format_number_lines`: all of them at once)."""
+    import numpy as np
+
+    from hypertune.formats._common import format_number_lines
+
+    text = format_number_lines(values.tolist()).encode("ascii")
+    buffer = np.frombuffer(text, dtype=np.uint8)
+    ends = np.flatnonzero(buffer == 10)
+    offsets = np.zeros(ends.size + 1, dtype=np.int64)
+    offsets[1:] = ends - np.arange(ends.size)  # each text's end, the separators before it taken out
+    return buffer[buffer != 10], offsets
+
+
 def _moses_lines(lists: list[tuple[int, Any]]) -> bytes:
     """The lines :func:`~hypertune.formats.nbest.write_moses` writes for these k-best lists (sentence id and
     :class:`~hypertune.algorithms.kbest.KBestList`; the words and names checked as it checks them), assembled
@@ -233,7 +248,7 @@ def _moses_lines(lists: list[tuple[int, Any]]) -> bytes:
     import numpy as np
 
     from hypertune.algorithms._kbest_kernels import moses_lines
-    from hypertune.formats._common import check_word, format_number
+    from hypertune.formats._common import check_word
     from hypertune.formats.nbest import _check_name
 
     def check(word: str, what: str) -> None:
@@ -241,31 +256,32 @@ def _moses_lines(lists: list[tuple[int, Any]]) -> bytes:
         if word == "|||":
             raise InputError("cannot write the word '|||' in an n-best list")
 
+    def index(ids: Any, size: int) -> tuple[Any, Any]:
+        """The distinct ``ids`` (ascending) and each id's entry among them."""
+        present = np.zeros(size, dtype=np.bool_)
+        present[ids] = True
+        used = np.flatnonzero(present)
+        entry = np.zeros(size, dtype=np.int64)
+        entry[used] = np.arange(used.size)
+        return used, entry
+
     out = []
     for sid, best in lists:
         vocabulary, space = best.hg.vocabulary, best.hg.feature_space
-        present = np.zeros(len(vocabulary), dtype=np.bool_)
-        present[best.words] = True
-        used = np.flatnonzero(present)
-        words = vocabulary.words(used.tolist())
+        used_words, word_index = index(best.words, len(vocabulary))
+        words = vocabulary.words(used_words.tolist())
         _checked(best.words, words, check, "an n-best list")
-        word_index = np.zeros(len(vocabulary), dtype=np.int64)
-        word_index[used] = np.arange(used.size)
-        present = np.zeros(len(space), dtype=np.bool_)
-        present[best.columns] = True
-        used_columns = np.flatnonzero(present)
+        used_columns, column_index = index(best.columns, len(space))
         names = space.symbols(used_columns.tolist())
         _checked(best.columns, names, _check_name)
-        column_index = np.zeros(len(space), dtype=np.int64)
-        column_index[used_columns] = np.arange(used_columns.size)
         values = np.concatenate([best.values, best.scores])  # distinct doubles by their bits (0.0 is not -0.0)
         distinct, inverse = np.unique(values.view(np.int64), return_inverse=True)
-        numbers = [format_number(v) for v in distinct.view(np.float64).tolist()]
+        numbers = inverse.ravel().astype(np.int64, copy=False)
         out.append(
             moses_lines(
-                np.frombuffer(f"{sid} ||| ".encode(), dtype=np.uint8), word_index[best.words], best.word_offsets,
-                column_index[best.columns], best.feature_offsets, inverse.ravel().astype(np.int64), _table(words),
-                _table([f"{name}= " for name in names]), _table(numbers),
+                np.frombuffer(f"{sid} ||| ".encode(), dtype=np.uint8), best.words, best.word_offsets, word_index,
+                best.columns, best.feature_offsets, column_index, numbers, _table(words),
+                _table([f"{name}= " for name in names]), _number_table(distinct.view(np.float64)),
             ).tobytes()
         )  # fmt: skip
     return b"".join(out)

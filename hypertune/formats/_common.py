@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hypertune.errors import GraphError, InputError
@@ -43,6 +43,13 @@ def format_number(value: float) -> str:
     """The shortest text that reads back as exactly ``value`` (``2`` rather than ``2.0``)."""
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
+
+
+def format_number_lines(values: Iterable[float]) -> str:
+    """:func:`format_number` of each value, each followed by a newline, made at once (one join, one replace:
+    ``repr`` never ends a number's text in ``.0`` but where :func:`format_number` cuts it)."""
+    text = "\n".join(map(float.__repr__, map(float, values)))
+    return (text + "\n").replace(".0\n", "\n") if text else ""
 
 
 def component_names(name: str, count: int) -> list[str]:

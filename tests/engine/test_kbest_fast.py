@@ -151,3 +151,71 @@ def test_kbest_list_arrays():
     assert [found.features(i) for i in range(3)] == [{"a": 2.0, "c": 3.0}] + [{"a": 1.0, "b": 0.25, "c": 3.0}] * 2
     unique = kbest_list(hg, Weights({"a": 1, "b": 2, "c": 0.5}), 20, unique=True)
     assert unique.texts() == [f"<s> {t} </s>" for t in ("the the", "the a", "a the", "the house", "a a", "a house")]
+    without = kbest_list(hg, Weights({"a": 1, "b": 2, "c": 0.5}), 3, edges=False)
+    assert without.edges is None and without.edge_offsets is None
+    assert without.texts() == ["<s> the the </s>"] * 3 and without.scores.tolist() == [3.5, 3.0, 3.0]
+    assert [without.features(i) for i in range(3)] == [{"a": 2.0, "c": 3.0}] + [{"a": 1.0, "b": 0.25, "c": 3.0}] * 2
+    with pytest.raises(ValueError, match="without edges"):
+        without.derivation(0)
+
+
+def _top(lists: list[list[float]], k: int) -> list[float]:
+    """The ``k`` largest sums of one entry of each list (every choice counted), merged list by list."""
+    sums = [0.0]
+    for options in lists:
+        sums = sorted((s + o for s in sums for o in options), reverse=True)[:k]
+    return sums
+
+
+@pytest.mark.parametrize("unique", [False, True])
+def test_a_long_search_grows_every_array(unique):
+    """Two chains of 80 steps under a goal edge with both as tails: the request stack deeper than its first 64
+    entries, more candidates, ranks, list and heap entries (and with ``unique`` yield tokens) than the first
+    arrays hold, and both hash tables widened. At step ``i`` of a chain: ``a`` (score 0), ``b`` (score
+    ``-(i % 5 + 1)``, ties everywhere) and ``a`` again at score -0.5 (the same string, a worse derivation).
+    The k best scores are the k largest sums of one option a step, merged step by step (with ``unique``,
+    the duplicate ``a`` never counts), the two chains' lists then summed pairwise."""
+    k, steps = 1500, 80
+    b = HypergraphBuilder()
+    ends, options = [], []
+    for chain in range(2):
+        node = b.add_node()
+        b.add_edge(node, [], {}, [])
+        for i in range(steps):
+            head = b.add_node()
+            b.add_edge(head, [node], {}, [0, f"a{chain}"])
+            b.add_edge(head, [node], {"b": float(i % 5 + 1)}, [0, f"b{chain}"])
+            b.add_edge(head, [node], {"d": 1.0}, [0, f"a{chain}"])
+            node = head
+        ends.append(node)
+        options.append([[0.0, -float(i % 5 + 1)] + ([] if unique else [-0.5]) for i in range(steps)])
+    goal = b.add_node()
+    b.add_edge(goal, ends, {}, [0, 1])
+    hg = b.build(goal)
+    found = kbest_list(hg, Weights({"b": -1.0, "d": -0.5}), k, unique=unique)
+    chains = [_top(o, k) for o in options]
+    expected = sorted((x + y for x in chains[0] for y in chains[1]), reverse=True)[:k]
+    assert found.scores.tolist() == expected
+    for i in range(len(found)):  # each score is w · f of its own feature vector
+        features = found.features(i)
+        assert found.scores[i] == -features.get("b", 0.0) - 0.5 * features.get("d", 0.0)
+    texts = found.texts()
+    assert all(len(t.split()) == 2 * steps for t in texts)
+    if unique:
+        assert len(set(texts)) == k
+
+
+def test_packed_nbest_numbers_are_the_shortest_text(tmp_path):
+    """Each number as the shortest text that reads back as it (Python's ``repr``), without a trailing ``.0``;
+    written out by hand."""
+    b = HypergraphBuilder()
+    s = b.add_node()
+    values = {"a": 2.0, "b": 1e16, "c": 1e-05, "d": 0.1 + 0.2, "e": 123456789.125, "f": -3.0, "g": 2.5e-300, "h": 10.0}
+    b.add_edge(s, [], values, ["x"])
+    path = _save(b.build(s), tmp_path)
+    (tmp_path / "w").write_text("a 1\nh 0.5\n")
+    out = tmp_path / "o"
+    assert main(["decode", "-q", path, "-w", str(tmp_path / "w"), "--kbest", "2", "--out", str(out)]) == 0
+    assert out.read_text() == (
+        "0 ||| x ||| a= 2 b= 1e+16 c= 1e-05 d= 0.30000000000000004 e= 123456789.125 f= -3 g= 2.5e-300 h= 10 ||| 7\n"
+    )
