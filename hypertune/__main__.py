@@ -2,6 +2,6 @@
 
 import sys
 
-from hypertune.cli import main
+from hypertune.cli import command
 
-sys.exit(main())
+sys.exit(command())

@@ -75,9 +75,10 @@ def heads(packed: PackedGraphs) -> np.ndarray:
 def inside_outside(packed: PackedGraphs, scores: np.ndarray) -> InsideOutside:
     """Steps 1 and 2 of the module docstring for every packed graph (two compiled passes)."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    beta, shares = _inside(packed.node_offsets, packed.tail_offsets, packed.tails, scores)
     goal = goals(packed)
-    marginals, posteriors = _top_down(heads(packed), packed.tail_offsets, packed.tails, shares, goal, beta.size)
+    beta, shares, marginals, posteriors = _distribution(
+        packed.node_offsets, heads(packed), packed.tail_offsets, packed.tails, scores, goal
+    )
     return InsideOutside(scores, beta, shares, marginals, posteriors, beta[goal])
 
 
@@ -85,12 +86,8 @@ def score_gradient(packed: PackedGraphs, io: InsideOutside, quantity: np.ndarray
     """``∂ E[Q] / ∂ s_e`` for every edge (see the module docstring): ``p(e) (E[Q | e ∈ d] - E[Q])``, with
     ``Q`` the sum of ``quantity[e]`` over a derivation's edges and ``E`` per graph."""
     q = np.ascontiguousarray(quantity, dtype=np.float64)
-    inner = _inside_expectation(packed.node_offsets, packed.tail_offsets, packed.tails, io.shares, q)
-    head = heads(packed)
-    goal = goals(packed)
-    expected = inner[goal][np.repeat(np.arange(goal.size), np.diff(packed.edge_starts))]
-    flow = _Flow(head, packed.tail_offsets, packed.tails, io.posteriors, io.marginals)
-    return _outside_covariances(flow, q, inner, expected, goal)
+    flow = _Flow(heads(packed), packed.tail_offsets, packed.tails, io.posteriors, io.marginals)
+    return _covariances(packed.node_offsets, packed.edge_starts, io.shares, flow, q, goals(packed))
 
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -99,6 +96,25 @@ _NEGLIGIBLE = -600.0
 exponentials would be subnormal numbers, which make every later operation on an array several times
 slower. Posteriors below ``exp(_NEGLIGIBLE)`` are dropped for the same reason."""
 _TINY = math.exp(_NEGLIGIBLE)
+
+
+@_jit
+def _distribution(node_offsets, head, tail_offsets, tails, scores, goal):  # pragma: no cover - compiled
+    """Steps 1 and 2 in one kernel (one cached kernel to load instead of two): ``β``, ``π``, ``μ``, ``p(e)``."""
+    beta, shares = _inside(node_offsets, tail_offsets, tails, scores)
+    marginals, posteriors = _top_down(head, tail_offsets, tails, shares, goal, beta.size)
+    return beta, shares, marginals, posteriors
+
+
+@_jit
+def _covariances(node_offsets, edge_starts, shares, flow, q, goal):  # pragma: no cover - compiled
+    """Step 3 in one kernel: ``Q_in``, each graph's ``E[Q]`` (the ``Q_in`` of its goal) given to its edges, and
+    every edge's covariance (:func:`_outside_covariances`)."""
+    inner = _inside_expectation(node_offsets, flow.tail_offsets, flow.tails, shares, q)
+    expected = np.empty(q.size)
+    for g in range(goal.size):
+        expected[edge_starts[g] : edge_starts[g + 1]] = inner[goal[g]]
+    return _outside_covariances(flow, q, inner, expected, goal)
 
 
 @_jit

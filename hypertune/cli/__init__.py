@@ -96,6 +96,15 @@ def _registered_tuners() -> dict[str, str]:
     }
 
 
+def command() -> int:
+    """The ``hypertune`` command (and ``python -m hypertune``): :func:`main` with OpenBLAS on one thread unless
+    the environment says otherwise (:mod:`hypertune.process_environment`)."""
+    from hypertune.process_environment import use_one_blas_thread
+
+    use_one_blas_thread()
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     names = {name.replace("_", "-") for name in COMMANDS} | set(_registered_tuners())

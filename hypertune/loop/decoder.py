@@ -36,6 +36,7 @@ from typing import NamedTuple
 from hypertune.errors import HypertuneError, InputError, UsageError
 from hypertune.formats.io import read_text, write_atomically
 from hypertune.formats.weights import add_weights, detect_weights_format, format_weights, rewrite_weights
+from hypertune.process_environment import user_environment
 from hypertune.weights import Weights
 
 PLACEHOLDERS = ("weights", "kbest", "lattices", "iteration", "k", "seed")
@@ -164,6 +165,7 @@ def run_decoder(
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
+                env=user_environment(),  # the user's, without the one BLAS thread this process runs on
             )
         except OSError as error:
             raise DecoderError(f"cannot start the {role}: {error.strerror}", 127) from None

@@ -14,7 +14,8 @@ PACKAGE = REPO / "hypertune"
 #: Layers from the bottom; a module may import its own layer and the ones below, never one above.
 LAYERS = [
     ("choices", ["hypertune.choices"]),
-    ("engine", ["hypertune.errors", "hypertune.interrupts", "hypertune.symbols", "hypertune.arrays",
+    ("engine", ["hypertune.errors", "hypertune.interrupts", "hypertune.process_environment",
+                "hypertune.symbols", "hypertune.arrays",
                 "hypertune.compiled", "hypertune.numba_cache", "hypertune.weights", "hypertune.hypergraph",
                 "hypertune.semirings", "hypertune.algorithms", "hypertune.generate"]),
     ("metrics", ["hypertune.metrics"]),
