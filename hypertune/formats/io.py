@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import errno
 import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -229,10 +231,24 @@ def default_file_mode() -> int:
 def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file and a rename: never a
     half-written file. The file keeps the permissions of the file it replaces, else gets those a plain ``open``
-    would give (umask). A symbolic link stays: the file it points to is replaced. A path that is no regular
-    file (``/dev/stdout``, ``/dev/null``, a named pipe) has nothing to replace and is written into."""
+    would give (umask). A symbolic link stays: the file it points to is replaced. A path that names an open
+    descriptor (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``) is written through that
+    descriptor, after what is already there (a terminal, a pipe, or the file the shell redirected to); any other
+    path that is no regular file (``/dev/null``, a named pipe) is written into."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     name = os.fspath(path)
+    descriptor = _descriptor_of(name)
+    if descriptor is not None:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()  # what was printed before comes first
+        try:
+            with open(descriptor, "wb", closefd=False) as out:
+                out.write(data)
+        except OSError as error:
+            error.filename = name
+            raise
+        return
     try:
         status: os.stat_result | None = os.stat(name)  # through links
     except OSError:
@@ -243,9 +259,15 @@ def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> None:
         return
     if os.path.islink(name):
         name = os.path.realpath(name)
+        if os.path.islink(name):  # a loop of links
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(path))
     directory = os.path.dirname(os.path.abspath(name))
     mode = stat.S_IMODE(status.st_mode) if status is not None else default_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".hypertune-", dir=directory)
+    except OSError as error:
+        error.filename = name  # name the user's path, not the temporary file
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -257,3 +279,16 @@ def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> None:
         if isinstance(error, OSError):
             error.filename = name  # name the user's path, not the temporary file
         raise
+
+
+_DESCRIPTOR_PATH = re.compile(r"/dev/(stdout|stderr)|/dev/fd/(\d+)|/proc/self/fd/(\d+)")
+
+
+def _descriptor_of(name: str) -> int | None:
+    """The open descriptor that ``name`` stands for (``/dev/stdout`` is 1), or None."""
+    match = _DESCRIPTOR_PATH.fullmatch(os.path.normpath(name))
+    if match is None:
+        return None
+    if match.group(1):
+        return 1 if match.group(1) == "stdout" else 2
+    return int(match.group(2) or match.group(3))

@@ -83,6 +83,7 @@ class MiraResult(TuningResult):
     best_epoch: int = 0
     mode: str = "nbest"
     timing: dict[str, float] = field(default_factory=dict)
+    evaluations_in_train: int = 0
 
     @property
     def epochs(self) -> list[EpochSummary]:
@@ -644,7 +645,7 @@ def _first_equal(
                 start, stop = _row_span(r, indptr, width)
                 for k in range(start, stop):
                     h += _entry_hash(data_bits[k], size + _column(k, start, indptr, indices))
-            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finish: every bit counts
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)  # the sum mixed once more
             key = np.int64(h >> np.uint64(1))  # non-negative: never the table's EMPTY_KEY
             while True:
                 slot = insert_key(keys, 0, mask, shift, key)
@@ -667,12 +668,15 @@ def _first_equal(
 
 @helper_jit
 def _entry_hash(bits, column):  # pragma: no cover - compiled
-    """A row's entry in :func:`_first_equal`'s hash: the value's bits (a zero of either sign as +0.0's, so a zero
-    adds nothing: a stored zero is no entry) times an odd number of its column. A row's hash is the sum of its
-    entries', independent products that the processor works out side by side, where a chain of multiplications
-    would wait on each one; equal rows have equal sums, and a collision costs only a comparison."""
-    value = bits if bits << np.uint64(1) != np.uint64(0) else np.uint64(0)
-    return value * (np.uint64(2 * column + 1) * np.uint64(0x9E3779B97F4A7C15))
+    """A row's entry in :func:`_first_equal`'s hash: the value's bits with their high half folded onto the low
+    (a count's few set bits and a sign are high), times an odd number of its column, folded once more; 0 for a
+    zero of either sign (a stored zero is no entry). A row's hash is the sum of its entries', independent
+    products that the processor works out side by side, where a chain over the row would wait on each step; equal
+    rows have equal sums, and a collision costs only a comparison."""
+    if bits << np.uint64(1) == np.uint64(0):
+        return np.uint64(0)
+    z = (bits ^ (bits >> np.uint64(32))) * (np.uint64(2 * column + 1) * np.uint64(0x9E3779B97F4A7C15))
+    return z ^ (z >> np.uint64(29))
 
 
 @helper_jit
@@ -970,6 +974,7 @@ class Mira:
             best_epoch=run.best_epoch,
             mode=mode,
             timing=timing,
+            evaluations_in_train=run.evaluations_in_train,
             pruned_score_after=pruned_after,
             kept_start=kept,
         )

@@ -67,8 +67,8 @@ class Mixed:
     shards, the history, the best epoch's mixed (averaged) weights and score, what every shard's ``prepare``
     returned, ``score`` (a vector's corpus metric on the shards), ``timing`` and whether ``checkpoint`` was told of
     found weights (``reported``). ``timing`` holds the seconds spent in ``setup`` (the shards' ``prepare``),
-    ``train`` (the epochs) and ``evaluate`` (the evaluations run on their own), and ``evaluations_in_train``: how
-    many evaluations ran inside the epochs' passes instead (``Mixing.epoch_scoring``), their time in ``train``
+    ``train`` (the epochs) and ``evaluate`` (the evaluations run on their own); ``evaluations_in_train`` counts the
+    evaluations that ran inside the epochs' passes instead (``Mixing.epoch_scoring``), their time in ``train``
     (with it, only the start weights' and the last epoch's are on their own)."""
 
     start: np.ndarray
@@ -82,6 +82,7 @@ class Mixed:
     timing: dict[str, float]
     checkpoint: Callable[[np.ndarray, float], None] | None = None
     reported: bool = False
+    evaluations_in_train: int = 0
 
     def keep_start(self, score_before: float, score_after: float, higher_is_better: bool) -> bool:
         """Whether the start weights are the result (:func:`~hypertune.tuners.finishing.keeps_start`, on the
@@ -107,7 +108,7 @@ def mix(
     epoch changes and scores better than the start. A deferred signal stops the run between epochs
     (:func:`hypertune.interrupts.check`). The same shards and seed give the same run, in one process or on a
     cluster: the shards' parts are combined in shard order."""
-    timing = {"setup": 0.0, "train": 0.0, "evaluate": 0.0, "evaluations_in_train": 0.0}  # (see Mixed)
+    timing = {"setup": 0.0, "train": 0.0, "evaluate": 0.0}  # seconds (see Mixed)
     key = f"{mixing.prepare.__module__}:{uuid.uuid4().hex}"
     began = time.perf_counter()
     prepared = shards.map(mixing.prepare, key, *mixing.setup)
@@ -156,7 +157,7 @@ def mix(
                 done = shards.map(scoring, key, w, epoch, pending[1])
                 parts = [d[0] for d in done]
                 value = float(metric.score(ordered_sum([d[1] for d in done])))
-                timing["evaluations_in_train"] += 1
+                run.evaluations_in_train += 1
                 record(pending[0], pending[1], value, pending[2], pending[3], pending[4])
                 pending = None
             else:
