@@ -379,13 +379,10 @@ def _tokens(buf, start, end) -> int:  # pragma: no cover - compiled
 
 
 @_inline
-def _number_token(buf, j, end):  # pragma: no cover - compiled
-    """The next token at or after ``j`` and its value: ``next_token`` and ``parse_decimal`` in one pass for
-    the common ``-ddd.ddd`` (at most 15 digits) after spaces, computed as ``parse_decimal`` computes it;
-    anything else through those two."""
-    while j < end and buf[j] == 32:
-        j += 1
-    start = j
+def _plain_number(buf, j, end):  # pragma: no cover - compiled
+    """The number ``[-]digits[.digits]`` that starts at ``j``: where it ends, and its value when it has 1 to 15
+    digits, exact (the significand over an exact power of ten, as ``parse_decimal`` computes it); NaN otherwise
+    (no such text reads as NaN)."""
     negative = j < end and buf[j] == 45
     if negative:
         j += 1
@@ -405,10 +402,25 @@ def _number_token(buf, j, end):  # pragma: no cover - compiled
         else:
             break
         j += 1
-    if digits > 0 and digits <= 15 and (j == end or buf[j] == 32):
-        x = float(significand)
-        x = x * _EXACT_POWERS[0] if fraction == 0 else x / _EXACT_POWERS[fraction]
-        return start, j, True, -x if negative else x
+    if digits == 0 or digits > 15:
+        return j, np.nan
+    x = float(significand)
+    if fraction:
+        x = x / _EXACT_POWERS[fraction]
+    return j, -x if negative else x
+
+
+@_inline
+def _number_token(buf, j, end):  # pragma: no cover - compiled
+    """The next token at or after ``j`` and its value: ``next_token`` and ``parse_decimal`` in one pass for
+    the common ``-ddd.ddd`` (:func:`_plain_number`) ended by a space or the end; anything else through those
+    two."""
+    while j < end and buf[j] == 32:
+        j += 1
+    start = j
+    j, x = _plain_number(buf, j, end)
+    if x == x and (j == end or buf[j] == 32):
+        return start, j, True, x
     s, e = next_token(buf, start, end, False)
     exact, value = parse_decimal(buf, s, e)
     return s, e, exact, value
@@ -416,38 +428,16 @@ def _number_token(buf, j, end):  # pragma: no cover - compiled
 
 @_inline
 def _plain_row(buf, j, n, values, f, columns):  # pragma: no cover - compiled
-    """Where the hypothesis line at ``j`` ends when it is ``columns`` numbers that :func:`_number_token`'s fast
-    path reads, separated by spaces (the common line: no sparse feature, nothing to flag or check), with
-    their values, computed as that fast path computes them, written to ``values[f:f + columns]``; -1 for any
-    other line, which :func:`_row` then reads from its start."""
+    """Where the hypothesis line at ``j`` ends when it is ``columns`` numbers of :func:`_plain_number`,
+    separated by spaces (the common line: no sparse feature, nothing to flag or check), with their values
+    written to ``values[f:f + columns]``; -1 for any other line, which :func:`_row` then reads from its start."""
     for k in range(columns):
         while j < n and buf[j] == 32:
             j += 1
-        negative = j < n and buf[j] == 45
-        if negative:
-            j += 1
-        significand = 0
-        digits = 0
-        fraction = 0
-        dot = False
-        while j < n:
-            c = np.int64(buf[j])
-            if c >= 48 and c <= 57:
-                significand = significand * 10 + (c - 48)
-                digits += 1
-                if dot:
-                    fraction += 1
-            elif c == 46 and not dot:
-                dot = True
-            else:
-                break
-            j += 1
-        if digits == 0 or digits > 15 or (j < n and buf[j] != 32 and buf[j] != 10):
+        j, x = _plain_number(buf, j, n)
+        if x != x or (j < n and buf[j] != 32 and buf[j] != 10):
             return -1
-        x = float(significand)
-        if fraction:
-            x = x / _EXACT_POWERS[fraction]
-        values[f + k] = -x if negative else x
+        values[f + k] = x
     while j < n and buf[j] == 32:
         j += 1
     return j if j == n or buf[j] == 10 else -1
