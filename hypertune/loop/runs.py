@@ -18,6 +18,7 @@ from hypertune.loop.decoder import die_with_parent
 from hypertune.loop.stability import average_weights, spread
 from hypertune.loop.workdir import WorkDir
 from hypertune.metrics import best_index
+from hypertune.process_environment import user_environment
 from hypertune.weights import Weights
 
 
@@ -68,6 +69,7 @@ def run_seeds(
                 process = subprocess.Popen(
                     [sys.executable, "-m", "hypertune", *command(seed)], stdout=out, stderr=err,
                     stdin=subprocess.DEVNULL, preexec_fn=die_with_parent if linux else None,
+                    env=user_environment(),  # each run sets its own defaults; its decoder gets the user's
                 )  # fmt: skip
                 running.append((seed, process, out, err))
                 if say is not None:
