@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from hypertune.arrays import offsets_from_counts
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_nothing as sniff
 from hypertune.hypergraph import EDGE_ANNOTATIONS, EdgeScores, Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -236,10 +237,6 @@ def _version_1_annotations(metadata: dict) -> dict:
 
 def sniff_bytes(head: bytes) -> bool:
     return head.startswith(b"PK\x03\x04") and MAGIC_MEMBER.encode() in head
-
-
-def sniff(head: str) -> bool:
-    return False
 
 
 FORMAT = register(

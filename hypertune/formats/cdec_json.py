@@ -63,6 +63,7 @@ from hypertune.formats._scan import (
 from hypertune.formats.io import write_atomically
 from hypertune.formats.json_lexer import HUGE_INTEGER, NOT_JSON, skip_value
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_cdec_json as sniff
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -369,16 +370,6 @@ def graph_to_text(hg: Hypergraph) -> str:
 def write(graphs: Sequence[Hypergraph], path: str) -> None:
     """One cdec JSON object per line, written atomically."""
     write_atomically(path, "".join(graph_to_text(g) + "\n" for g in graphs))
-
-
-_SNIFF = re.compile(r'^\{\s*"(rules|features|edges)"\s*:')
-
-
-def sniff(head: str) -> bool:
-    match = _SNIFF.match(head.lstrip())
-    if match is None:
-        return False
-    return match.group(1) != "edges" or ('"tail"' in head and '"head"' not in head)
 
 
 FORMAT = register(GraphFormat("cdec-json", "cdec JSON hypergraphs (repeated edges/node keys)", sniff, read, write))

@@ -73,6 +73,7 @@ from hypertune.formats._scan import (
 from hypertune.formats.io import open_binary
 from hypertune.formats.kbest_batch import KbestBatch
 from hypertune.formats.registry import GraphFormat, SentenceIds, describe_sentence_ids, register
+from hypertune.formats.sniffing import sniff_extractor as sniff
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -256,10 +257,6 @@ def read(path: str, feature_space: FeatureSpace, vocabulary: Vocabulary, *, piec
             return read_scorestat(path, feature_space, vocabulary, piece=piece)
         return read_featstat(features, feature_space, vocabulary, path, piece=piece)
     return read_featstat(path, feature_space, vocabulary, sibling(path, "SCORES"), piece=piece)
-
-
-def sniff(head: str) -> bool:
-    return head.lstrip().startswith(("FEATURES_TXT_BEGIN_", "SCORES_TXT_BEGIN_"))
 
 
 # ---------------------------------------------------------------------- the compiled scan

@@ -35,6 +35,7 @@ from typing import NamedTuple
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.io import open_text
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_htk_slf as sniff
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -192,14 +193,6 @@ def _terminal(given: str | None, degree: list[int], what: str, direction: str, n
             line,
         )
     return candidates[0]
-
-
-def sniff(head: str) -> bool:
-    lines = [line.strip() for line in head.split("\n") if line.strip() and not line.startswith("#")][:12]
-    return bool(lines) and (
-        lines[0].startswith(("VERSION=", "UTTERANCE="))
-        or any(line.startswith("N=") and " L=" in line for line in lines)
-    )
 
 
 FORMAT = register(GraphFormat("htk-slf", "HTK Standard Lattice Format (SLF) lattices", sniff, read))

@@ -25,6 +25,7 @@ from typing import Any
 from hypertune.errors import GraphError, InputError
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_hypertune_json as sniff
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -131,11 +132,6 @@ def graph_to_json(hg: Hypergraph) -> dict[str, Any]:
 def write(graphs: Sequence[Hypergraph], path: str) -> None:
     """One graph per line (JSON lines), written atomically."""
     write_atomically(path, "".join(json.dumps(graph_to_json(g), ensure_ascii=False) + "\n" for g in graphs))
-
-
-def sniff(head: str) -> bool:
-    stripped = head.lstrip("[ \t\r\n")
-    return stripped.startswith("{") and '"edges"' in head and '"format": "hypertune"' in head.replace('":"', '": "')
 
 
 FORMAT = register(

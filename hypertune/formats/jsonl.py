@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -89,6 +88,7 @@ from hypertune.formats.json_lexer import (
     ws,
 )
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_jsonl as sniff
 from hypertune.hypergraph import EdgeScores, Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -762,34 +762,6 @@ def _utility_row(utilities: object, name: str, path: str, number: int) -> list |
     if not finite:
         raise InputError(f"utility {name!r}: values must be finite", path, number)
     return row
-
-
-# ---------------------------------------------------------------------- sniffing
-
-_KEY = re.compile(r'"(id|hyp|features|scores|edges|rules|node|format|nodes)"\s*:')
-
-
-def sniff(head: str) -> bool:
-    """A first line that is a JSON object with an integer ``"id"`` and one of ``"hyp"``, ``"features"``,
-    ``"scores"`` (and none of the keys of cdec's or hypertune's JSON graphs); a first line longer than the
-    head is judged by its keys."""
-    first = next((line for line in head.split("\n") if line.strip()), "").strip()
-    if not first.startswith("{"):
-        return False
-    complete = "\n" in head[head.find(first) :] or len(head) < 4096
-    if complete:
-        try:
-            obj = json.loads(first)
-        except (json.JSONDecodeError, RecursionError):
-            return False
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), int) or isinstance(obj.get("id"), bool):
-            return False
-        keys = set(obj)
-    else:
-        keys = set(_KEY.findall(first))
-        if not re.search(r'"id"\s*:\s*\d', first):
-            return False
-    return bool(keys & {"hyp", "features", "scores"}) and not keys & {"edges", "rules", "node", "format", "nodes"}
 
 
 FORMAT = register(

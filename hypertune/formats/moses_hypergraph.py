@@ -78,11 +78,11 @@ from hypertune.formats._scan import (
 )
 from hypertune.formats.io import write_atomically
 from hypertune.formats.registry import GraphFormat, corpus_files, named_by_file, register
+from hypertune.formats.sniffing import MOSES_HYPERGRAPH_HEADER as HEADER
+from hypertune.formats.sniffing import sniff_moses_hypergraph as sniff
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
-
-HEADER = "# target ||| features ||| source-covered"
 
 _jit = numba.njit(cache=True, nogil=True)
 _inline = helper_jit  # not inline="always": see hypertune.compiled.helper_jit
@@ -487,16 +487,6 @@ def read_hgdir(directory: str, feature_space: FeatureSpace | None = None, vocabu
     weights_path = os.path.join(directory, "weights")
     weights = read_weights(weights_path) if os.path.isfile(weights_path) else None
     return graphs, weights
-
-
-def sniff(head: str) -> bool:
-    lines = [line.strip() for line in head.split("\n")[:6]]
-    if not lines or not lines[0].startswith("#"):
-        return False
-    if lines[0].replace(" ", "") == HEADER.replace(" ", ""):
-        return True
-    body = [line for line in lines if line and not line.startswith("#")]
-    return len(body) >= 2 and len(body[0].split()) == 2 and all(f.isdigit() for f in body[0].split())
 
 
 FORMAT = register(GraphFormat("moses-hypergraph", "Moses hypergraphs (kbmira --type hypergraph)", sniff, read, write))

@@ -52,6 +52,7 @@ from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import component_names, parse_float, parse_int
 from hypertune.formats.io import open_text
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_moses_searchgraph as sniff
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder, trim, useful_edges
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -62,7 +63,6 @@ REQUIRED = ("hyp", "stack", "back", "score", "transition", "forward", "covered",
 ALLOWED = frozenset({*REQUIRED, "fscore", "recombined", "scores"})
 
 _KEY = re.compile(r"([A-Za-z]+)=")
-_SNIFF = re.compile(r"^\s*\d+\s+hyp=\d+\s+stack=\d+(\s|$)")
 _COVERED = re.compile(r"^(\d+)-(\d+)$")
 #: The relative rounding of a single-precision ``float`` (Moses's scores and their difference, the transition).
 FLOAT32_ROUNDING = 2.0**-24
@@ -433,13 +433,6 @@ def read(
         raise InputError("no search graph lines in the file (expected 'id hyp=0 stack=0 ...')", path, max(number, 1))
     graphs.append(reader.sentence(current, lines, feature_space, vocabulary))
     return graphs
-
-
-def sniff(head: str) -> bool:
-    for line in head.split("\n"):
-        if line.strip():
-            return _SNIFF.match(line) is not None
-    return False
 
 
 FORMAT = register(

@@ -57,6 +57,8 @@ from hypertune.formats._scan import (
 from hypertune.formats.io import require_rereadable, write_atomically
 from hypertune.formats.kbest_batch import KbestBatch
 from hypertune.formats.registry import GraphFormat, SentenceIds, detect_format, register
+from hypertune.formats.sniffing import sniff_moses_nbest as sniff_moses
+from hypertune.formats.sniffing import sniff_zmert
 from hypertune.hypergraph import Hypergraph, KbestLists, kbest_lattices
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -759,43 +761,6 @@ def _graphs(
         sentence_ids=out.sentence[starts].tolist(),
         metadata=None if zmert else [{"totals": totals[lo:hi].tolist()} for lo, hi in zip(starts, ends, strict=True)],
     )
-
-
-# ---------------------------------------------------------------------- sniffing
-
-
-def _first_lines(head: str, count: int = 3) -> list[str]:
-    lines = [line for line in head.split("\n") if line.strip()]
-    return lines[:-1][:count] if len(lines) > 1 else lines[:count]
-
-
-def sniff_moses(head: str) -> bool:
-    lines = _first_lines(head)
-    if not lines:
-        return False
-    for line in lines:
-        fields = line.split("|||")
-        if len(fields) < 4 or not fields[0].strip().isdigit():
-            return False
-        tokens = fields[2].split()
-        if tokens and not ("=" in tokens[0] or tokens[0].endswith(":")):
-            return False
-    return True
-
-
-def sniff_zmert(head: str) -> bool:
-    lines = _first_lines(head)
-    if not lines:
-        return False
-    for line in lines:
-        fields = line.split("|||")
-        if len(fields) != 3 or not fields[0].strip().isdigit():
-            return False
-        try:
-            [float(v) for v in fields[2].split()]
-        except ValueError:
-            return False
-    return True
 
 
 MOSES = register(

@@ -36,6 +36,8 @@ from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import check_word, format_number
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import is_number
+from hypertune.formats.sniffing import sniff_openfst as sniff
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 from hypertune.weights import Weights
@@ -52,14 +54,6 @@ def _weight(text: str, path: str, number: int) -> float:
     if math.isnan(value) or value == -math.inf:
         raise InputError(f"weight {text!r} is not a usable cost", path, number)
     return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _rows(path: str) -> list[tuple[int, list[str]]]:
@@ -92,7 +86,7 @@ def _arc_output(fields: list[str], transducer: bool, numeric: bool, path: str, n
 
 def _layout(rows: list[tuple[int, list[str]]]) -> tuple[bool, bool]:
     """Whether the arcs are a transducer's (input and output labels) and whether their labels are numbers."""
-    transducer = any(len(f) == 5 for _, f in rows) or any(len(f) == 4 and not _is_number(f[3]) for _, f in rows)
+    transducer = any(len(f) == 5 for _, f in rows) or any(len(f) == 4 and not is_number(f[3]) for _, f in rows)
     numeric = all(f[2].isdigit() for _, f in rows if len(f) >= 3)
     return transducer, numeric
 
@@ -211,20 +205,6 @@ def write(graphs: Sequence[Hypergraph], path: str) -> None:
     if len(graphs) != 1:
         raise InputError(f"an FST text file holds one lattice, not {len(graphs)}", path)
     write_atomically(path, fst_to_text(graphs[0]))
-
-
-def sniff(head: str) -> bool:
-    lines = [line.split() for line in head.split("\n")[:-1] if line.strip()][:10]
-    if not lines:
-        return False
-    for fields in lines:
-        if not 1 <= len(fields) <= 5 or not fields[0].isdigit():
-            return False
-        if len(fields) >= 3 and not fields[1].isdigit():
-            return False
-        if len(fields) == 2 and not _is_number(fields[1]):
-            return False
-    return any(len(f) >= 3 for f in lines)
 
 
 FORMAT = register(GraphFormat("openfst", "OpenFst text (AT&T) acceptors and transducers", sniff, read, write))

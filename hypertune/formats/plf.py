@@ -23,6 +23,7 @@ from hypertune.errors import GraphError, InputError
 from hypertune.formats._common import format_number
 from hypertune.formats.io import open_text, write_atomically
 from hypertune.formats.registry import GraphFormat, register
+from hypertune.formats.sniffing import sniff_plf as sniff
 from hypertune.hypergraph import Hypergraph, HypergraphBuilder
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -260,11 +261,6 @@ def _dense_costs(features: dict[str, float]) -> dict[int, float] | None:
 
 def write(graphs: Sequence[Hypergraph], path: str) -> None:
     write_atomically(path, "".join(lattice_to_text(g) + "\n" for g in graphs))
-
-
-def sniff(head: str) -> bool:
-    stripped = head.lstrip()
-    return stripped.startswith("((") and re.match(r"\(\s*\(\s*\(\s*['\"]", stripped) is not None
 
 
 FORMAT = register(

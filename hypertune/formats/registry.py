@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from hypertune.errors import InputError, UsageError
 from hypertune.formats.io import is_empty, read_head, require_rereadable
+from hypertune.formats.sniffing import SNIFFERS
 from hypertune.hypergraph import Hypergraph
 from hypertune.symbols import FeatureSpace, Vocabulary
 
@@ -140,10 +141,12 @@ def detect_format(path: str) -> GraphFormat:
             if fmt.sniff_bytes is not None and fmt.sniff_bytes(magic):
                 return fmt
     head = read_head(path)
-    for name in FORMATS:  # in order, each module imported when its sniffer is reached
-        fmt = FORMATS[name]
-        if fmt.sniff(head):
-            return fmt
+    for name in FORMATS:  # in order; a built-in format's module is imported when its sniffer takes the file
+        if FORMATS.loaded(name) or name not in BUILTIN:
+            if FORMATS[name].sniff(head):
+                return FORMATS[name]
+        elif SNIFFERS[name](head):  # what its module registers, without importing its reader
+            return FORMATS[name]
     if not head.strip():
         if is_empty(path):
             raise InputError("the file is empty; expected a graph, lattice or n-best list", path)
