@@ -10,16 +10,18 @@ locator is chosen when it is decorated); numba's private locator list is used, a
 version lacks it.
 
 A module defines dozens of kernels, and numba checks for each that its cache folder exists and is writable by
-creating a file there (0.1 ms each, 15-20 ms of every command's start): the locator checks each folder once.
+creating a file there (0.1 ms each, 15-20 ms of every command's start): the locator remembers the cache folder
+each source folder's kernels got, and checks it once (a folder found unwritable is asked about again).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 
-from numba.core import caching
+from numba.core import caching, config
 
 #: The package's folder: kernels of files below it get the package's stamp.
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -71,6 +73,7 @@ class PackageLocator(_BASE):
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self._py_file = getattr(inner, "_py_file", None)  # read by numba when it refuses to cache a kernel
 
     def ensure_cache_path(self) -> None:
         self.inner.ensure_cache_path()
@@ -92,19 +95,23 @@ class PackageLocator(_BASE):
             inner = cls._checked_before(locator, py_func, py_file) or locator.from_function(py_func, py_file)
             if inner is not None:
                 if locator in _CHECKED_BY_FOLDER:
-                    cls.checked[(locator, os.path.dirname(py_file))] = inner.get_cache_path()
+                    cls.checked[(locator, os.path.dirname(py_file))] = os.path.abspath(inner.get_cache_path())
                 return cls(inner)
         return None
 
     @classmethod
     def _checked_before(cls, locator: Any, py_func: Any, py_file: str) -> Any:
         """numba's ``locator`` of ``py_func`` without its folder check when another kernel of the same source
-        folder got the same cache folder already (a changed ``NUMBA_CACHE_DIR`` gives another: checked anew)."""
+        folder got the same cache folder already (a changed ``NUMBA_CACHE_DIR`` or working folder gives another:
+        checked anew). numba's other conditions are kept: the file exists, a cache folder is configured for
+        ``NUMBA_CACHE_DIR``'s locator, and a frozen program always goes through numba."""
         folder = cls.checked.get((locator, os.path.dirname(py_file)))
-        if folder is None or locator not in _CHECKED_BY_FOLDER:
+        if folder is None or getattr(sys, "frozen", False) or not os.path.exists(py_file):
+            return None
+        if locator.__name__ == "UserProvidedCacheLocator" and not config.CACHE_DIR:
             return None
         inner = locator(py_func, py_file)
-        return inner if inner.get_cache_path() == folder else None
+        return inner if os.path.abspath(inner.get_cache_path()) == folder else None
 
 
 def _install() -> None:

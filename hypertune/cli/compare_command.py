@@ -123,13 +123,13 @@ class _System:
 def _read_system(path: str) -> _System:
     """A text file (a translation per line) or JSONL with one hypothesis per sentence id, ids 0..n-1 in any order
     (what ``rerank --out-format jsonl`` writes: each sentence's ``hyp`` and ``scores``)."""
-    from hypertune.formats import jsonl
     from hypertune.formats.io import read_bytes
     from hypertune.formats.references import not_references_reason, text_lines
+    from hypertune.formats.sniffing import sniff_jsonl
 
     data = read_bytes(path, "system file")
     text = data.decode("utf-8")
-    if path.endswith((".jsonl", ".jsonl.gz")) or jsonl.sniff(text[:4096]):
+    if path.endswith((".jsonl", ".jsonl.gz")) or sniff_jsonl(text[:4096]):
         return _read_jsonl(path, data)
     reason = not_references_reason(text)
     if reason is not None:
