@@ -108,7 +108,7 @@ class PackageLocator(_BASE):
         folder = cls.checked.get((locator, os.path.dirname(py_file)))
         if folder is None or getattr(sys, "frozen", False) or not os.path.exists(py_file):
             return None
-        if locator.__name__ == "UserProvidedCacheLocator" and not config.CACHE_DIR:
+        if locator.__name__ == "UserProvidedCacheLocator" and not getattr(config, "CACHE_DIR", None):
             return None
         inner = locator(py_func, py_file)
         return inner if os.path.abspath(inner.get_cache_path()) == folder else None
