@@ -12,11 +12,20 @@ version lacks it.
 A module defines dozens of kernels, and numba checks for each that its cache folder exists and is writable by
 creating a file there (0.1 ms each, 15-20 ms of every command's start): the locator remembers the cache folder
 each source folder's kernels got, and checks it once (a folder found unwritable is asked about again).
+
+numba adds a version of a kernel to its cache by reading the kernel's index, picking the first free data file
+name (``NAME.1.nbc``, ...), writing the index and then the data file. Two processes adding different versions of
+one kernel at once (``tune --runs``, a cluster's workers, two commands on an empty cache) can both pick the same
+name, and the index then names one version's file for the other's code, which numba would load without a
+check. Each save here holds an exclusive lock on the cache folder's :data:`LOCK_NAME` while it reads the index,
+writes the data file and only then the index (:func:`_locked_save`); loads take no lock. What numba stores is
+unchanged.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 from typing import Any
@@ -114,7 +123,32 @@ class PackageLocator(_BASE):
         return inner if os.path.abspath(inner.get_cache_path()) == folder else None
 
 
+#: The lock file in each cache folder.
+LOCK_NAME = "numba-cache.lock"
+
+
+def _locked_save(self: Any, key: Any, data: Any) -> None:
+    """numba's ``IndexDataCacheFile.save`` under the cache folder's lock, the data file written before the index
+    names it."""
+    import fcntl
+
+    with open(os.path.join(self._cache_path, LOCK_NAME), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            name = next(n for n in (self._data_name(i) for i in itertools.count(1)) if n not in taken)
+        self._save_data(name, data)
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
 def _install() -> None:
+    files: Any = getattr(caching, "IndexDataCacheFile", None)
+    if files is not None and sys.platform != "win32" and files.save is not _locked_save:
+        files.save = _locked_save
     classes = getattr(_IMPL, "_locator_classes", None)
     if _BASE is object or not isinstance(classes, list) or PackageLocator in classes:
         return
