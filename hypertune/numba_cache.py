@@ -18,12 +18,13 @@ name (``NAME.1.nbc``, ...), writing the index and then the data file. Two proces
 one kernel at once (``tune --runs``, a cluster's workers, two commands on an empty cache) can both pick the same
 name, and the index then names one version's file for the other's code, which numba would load without a
 check. Each save here holds an exclusive lock on the cache folder's :data:`LOCK_NAME` while it reads the index,
-writes the data file and only then the index (:func:`_locked_save`); loads take no lock. What numba stores is
-unchanged.
+writes the data file and only then the index (:func:`_locked_save`; every numba cache of the process, the
+user's kernels' too); loads take no lock. What numba stores is unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
@@ -133,7 +134,8 @@ def _locked_save(self: Any, key: Any, data: Any) -> None:
     import fcntl
 
     with open(os.path.join(self._cache_path, LOCK_NAME), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with contextlib.suppress(OSError):  # a file system without locks: saved as numba would, the data first
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         overloads = self._load_index()
         name = overloads.get(key)
         if name is None:
