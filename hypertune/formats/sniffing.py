@@ -99,36 +99,31 @@ def sniff_moses_searchgraph(head: str) -> bool:
     return False
 
 
-def _first_lines(head: str, count: int = 3) -> list[str]:
+def _first_rows(head: str, count: int = 3) -> list[list[str]]:
+    """The ``|||`` fields of the head's first ``count`` non-empty lines (its last line left out when there are
+    others: it may be cut)."""
     lines = [line for line in head.split("\n") if line.strip()]
-    return lines[:-1][:count] if len(lines) > 1 else lines[:count]
+    return [line.split("|||") for line in (lines[:-1][:count] if len(lines) > 1 else lines[:count])]
+
+
+def _moses_nbest_row(fields: list[str]) -> bool:
+    tokens = fields[2].split() if len(fields) >= 4 else []
+    named = not tokens or "=" in tokens[0] or tokens[0].endswith(":")
+    return len(fields) >= 4 and fields[0].strip().isdigit() and named
+
+
+def _zmert_row(fields: list[str]) -> bool:
+    return len(fields) == 3 and fields[0].strip().isdigit() and all(is_number(v) for v in fields[2].split())
 
 
 def sniff_moses_nbest(head: str) -> bool:
-    lines = _first_lines(head)
-    if not lines:
-        return False
-    for line in lines:
-        fields = line.split("|||")
-        if len(fields) < 4 or not fields[0].strip().isdigit():
-            return False
-        tokens = fields[2].split()
-        if tokens and not ("=" in tokens[0] or tokens[0].endswith(":")):
-            return False
-    return True
+    rows = _first_rows(head)
+    return bool(rows) and all(_moses_nbest_row(fields) for fields in rows)
 
 
 def sniff_zmert(head: str) -> bool:
-    lines = _first_lines(head)
-    if not lines:
-        return False
-    for line in lines:
-        fields = line.split("|||")
-        if len(fields) != 3 or not fields[0].strip().isdigit():
-            return False
-        if not all(is_number(v) for v in fields[2].split()):
-            return False
-    return True
+    rows = _first_rows(head)
+    return bool(rows) and all(_zmert_row(fields) for fields in rows)
 
 
 def sniff_openfst(head: str) -> bool:
